@@ -1,0 +1,20 @@
+# The README's two commands: `make demo` and `make test`.
+DEMO_VIDEO := TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4
+DEMO_AUDIO := TestMedia/aac_7s.m4a
+DEMO_OUT   := .build/demo/merged.mp4
+
+.PHONY: deps build demo test
+
+deps:
+	@bash .ci/install-deps.sh
+
+build: deps
+	swift build -c release --product muxctl
+
+demo: build
+	@mkdir -p $(dir $(DEMO_OUT))
+	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
+	.build/release/muxctl probe $(DEMO_OUT)
+
+test: deps
+	swift test

@@ -1,0 +1,101 @@
+// The few pieces of FFmpeg that Swift cannot use directly: function-like
+// macros (AVERROR, AV_NOPTS_VALUE), the variadic log callback, and the APIs
+// that moved between FFmpeg releases. Each shim is named after the module.
+#ifndef CFFMPEG_SHIM_H
+#define CFFMPEG_SHIM_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/dict.h>
+#include <libavutil/display.h>
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/opt.h>
+#include <libswresample/swresample.h>
+
+// AVERROR_EOF and AVERROR(EAGAIN) are built from macros Swift does not import.
+static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
+static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
+static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
+static inline int CFFmpeg_AVERROR_INVALIDDATA(void) { return AVERROR_INVALIDDATA; }
+static inline int CFFmpeg_AVERROR_ENOENT(void) { return AVERROR(ENOENT); }
+
+// AV_NOPTS_VALUE is a cast expression, not a literal, so Swift does not see it.
+static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }
+
+static inline uint32_t CFFmpeg_MKTAG(char a, char b, char c, char d) {
+    return MKTAG(a, b, c, d);
+}
+
+// The display matrix of a stream. FFmpeg 5.x keeps it as stream side data;
+// from libavcodec 60.29 (FFmpeg 6.1) it lives in codecpar->coded_side_data and
+// the stream side-data API is deprecated, then removed in libavformat 61.
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+#define CFFMPEG_CODEC_PAR_SIDE_DATA 1
+#else
+#define CFFMPEG_CODEC_PAR_SIDE_DATA 0
+#endif
+
+static inline const int32_t *CFFmpeg_stream_display_matrix(const AVStream *stream) {
+#if CFFMPEG_CODEC_PAR_SIDE_DATA
+    const AVPacketSideData *sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
+                                                         stream->codecpar->nb_coded_side_data,
+                                                         AV_PKT_DATA_DISPLAYMATRIX);
+    if (!sd || sd->size < 9 * sizeof(int32_t)) return NULL;
+    return (const int32_t *)sd->data;
+#else
+    size_t size = 0;
+    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!data || size < 9 * sizeof(int32_t)) return NULL;
+    return (const int32_t *)data;
+#endif
+}
+
+// Writes a display matrix for a clockwise rotation of `clockwise_degrees`
+// (0, 90, 180, 270) onto an output stream. av_display_rotation_set() takes the
+// angle with the opposite sign of what players show on screen (y grows
+// downwards there), so an iPhone portrait clip, matrix (0,1,-1,0), is
+// av_display_rotation_set(m, -90). Returns 0 or a negative AVERROR.
+static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_degrees) {
+#if CFFMPEG_CODEC_PAR_SIDE_DATA
+    AVPacketSideData *sd = av_packet_side_data_new(&stream->codecpar->coded_side_data,
+                                                   &stream->codecpar->nb_coded_side_data,
+                                                   AV_PKT_DATA_DISPLAYMATRIX,
+                                                   9 * sizeof(int32_t), 0);
+    if (!sd) return AVERROR(ENOMEM);
+    int32_t *matrix = (int32_t *)sd->data;
+#else
+    int32_t *matrix = (int32_t *)av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX,
+                                                         9 * sizeof(int32_t));
+    if (!matrix) return AVERROR(ENOMEM);
+#endif
+    av_display_rotation_set(matrix, -(double)clockwise_degrees);
+    return 0;
+}
+
+// FFmpeg logs through a variadic callback. This one formats each line and
+// hands it to a plain C function pointer that Swift can provide.
+typedef void (*CFFmpeg_log_sink)(int level, const char *line);
+static CFFmpeg_log_sink cffmpeg_current_sink = NULL;
+
+static inline void CFFmpeg_log_trampoline(void *avcl, int level, const char *fmt, va_list vl) {
+    if (level > av_log_get_level() || !cffmpeg_current_sink) return;
+    char line[1024];
+    int print_prefix = 1;
+    av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
+    cffmpeg_current_sink(level, line);
+}
+
+static inline void CFFmpeg_set_log_sink(CFFmpeg_log_sink sink) {
+    cffmpeg_current_sink = sink;
+    av_log_set_callback(sink ? CFFmpeg_log_trampoline : av_log_default_callback);
+}
+
+#endif

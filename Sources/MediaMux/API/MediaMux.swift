@@ -1,0 +1,90 @@
+internal import CFFmpeg
+import Foundation
+
+/// The entry points. All work happens off the caller's task on a thread of
+/// its own (FFmpeg's calls block), and every call is cancelled with its Task.
+public enum MediaMux {
+    /// What MediaMux sees in a media file.
+    public static func probe(_ path: String) async throws -> MediaInfo {
+        try await runBlocking { flag in try Prober(cancellation: flag).probe(path: path) }
+    }
+
+    /// Every decision a merge would make, without writing anything.
+    public static func plan(video: String, audio: String, output: String, options: MergeOptions = MergeOptions()) async throws -> MergePlan {
+        try await runBlocking { flag in try makePlan(video: video, audio: audio, output: output, options: options, flag: flag) }
+    }
+
+    /// Merges the first video stream of `video` with the first audio stream of
+    /// `audio` into `output` by stream copy, ending where the shorter one ends.
+    public static func merge(
+        video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
+        progress: (@Sendable (MergeProgress) -> Void)? = nil
+    ) async throws -> MergeReport {
+        try await runBlocking { flag in
+            let plan = try makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
+            return try Remuxer(plan: plan, cancellation: flag, progress: progress).run()
+        }
+    }
+
+    /// Carries out an existing plan.
+    public static func execute(_ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil) async throws -> MergeReport {
+        try await runBlocking { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
+    }
+
+    /// Sets how much FFmpeg itself prints to stderr (quiet by default).
+    public static func setFFmpegLogging(verbose: Bool) {
+        av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_QUIET)
+    }
+
+    private static func makePlan(video: String, audio: String, output: String, options: MergeOptions, flag: CancellationFlag) throws -> MergePlan {
+        let prober = Prober(cancellation: flag)
+        let videoInfo = try prober.probe(path: video)
+        let audioInfo = try prober.probe(path: audio)
+        let planner = MergePlanner(canStore: muxerAccepts)
+        return try planner.plan(
+            video: videoInfo, audio: audioInfo, output: output,
+            outputFacts: outputFacts(output: output, inputs: [video, audio]), options: options)
+    }
+}
+
+/// Whether FFmpeg's muxer for `container` can store `codec` by stream copy.
+@Sendable func muxerAccepts(_ codec: String, _ container: MergePlan.Container) -> Bool {
+    guard let descriptor = avcodec_descriptor_get_by_name(codec),
+          let muxer = av_guess_format(container.muxer, nil, nil) else { return false }
+    return avformat_query_codec(muxer, descriptor.pointee.id, FF_COMPLIANCE_NORMAL) == 1
+}
+
+func outputFacts(output: String, inputs: [String]) -> OutputFacts {
+    var info = stat()
+    let exists = stat(output, &info) == 0
+    let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
+    var folderInfo = stat()
+    let folderExists = stat(folder, &folderInfo) == 0 && (folderInfo.st_mode & S_IFMT) == S_IFDIR
+    var sameAsInput = false
+    var inputBytes = 0
+    for input in inputs {
+        var inputInfo = stat()
+        guard stat(input, &inputInfo) == 0 else { continue }
+        inputBytes += Int(inputInfo.st_size)
+        if exists && inputInfo.st_dev == info.st_dev && inputInfo.st_ino == info.st_ino { sameAsInput = true }
+    }
+    return OutputFacts(exists: exists, folderExists: folderExists, isSameFileAsAnInput: sameAsInput, inputBytes: inputBytes)
+}
+
+/// Runs blocking FFmpeg work on its own thread; Task cancellation raises the
+/// flag the packet loop and FFmpeg's interrupt callback check.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+    let flag = CancellationFlag()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                if Task.isCancelled { flag.raise() }
+                continuation.resume(with: Result { try body(flag) })
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    } onCancel: {
+        flag.raise()
+    }
+}

@@ -1,0 +1,57 @@
+/// Everything a merge will do, decided before a byte is written. The remuxer
+/// follows it without making decisions of its own.
+public struct MergePlan: Sendable, Equatable {
+    public enum Container: String, Sendable {
+        case mp4, mov
+        /// FFmpeg's muxer name.
+        var muxer: String { rawValue }
+    }
+
+    /// Where the moov box goes.
+    public enum MovieHeaderPlacement: Sendable, Equatable {
+        /// Reserved at the front with room for this many bytes, written there at the end: faststart in one pass.
+        case reservedAtFront(bytes: Int)
+        /// Written at the end, then moved to the front by a second pass (sample counts not known up front).
+        case movedToFront
+        /// Left at the end of the file.
+        case atEnd
+    }
+
+    /// Which input decided the end.
+    public enum EndReason: String, Sendable {
+        case videoEndsFirst = "video ends first"
+        case audioEndsFirst = "audio ends first"
+        case sameLength = "both end together"
+    }
+
+    public struct Track: Sendable, Equatable {
+        public var path: String
+        public var streamIndex: Int
+        public var codec: String
+        /// The sample-entry fourcc to write, when the muxer's own choice would be wrong (HEVC: `hvc1`).
+        public var codecTag: String?
+        public var timeBase: MediaTime
+        /// Subtracted from the input's timestamps to put the track on the output timeline.
+        public var origin: MediaTime
+        /// Where the input track starts and ends, on the output timeline.
+        public var sourceStart: MediaTime
+        public var sourceEnd: MediaTime
+        /// Samples in the input track (an upper bound for what is copied).
+        public var sampleCount: Int?
+    }
+
+    public var outputPath: String
+    public var container: Container
+    public var overwrite: Bool
+    public var video: Track
+    public var audio: Track
+    /// The output's presentation end: the end of the shorter input.
+    public var end: MediaTime
+    public var endReason: EndReason
+    public var rotation: RotationDecision
+    public var movieHeader: MovieHeaderPlacement
+    /// Timescale of the movie header and edit lists.
+    public var movieTimescale: Int64
+    /// Media time of one interleaving chunk: the remuxer alternates tracks every this long.
+    public var interleaveWindow: MediaTime
+}

@@ -1,0 +1,131 @@
+/// What the planner needs to know about the output path; gathered by the caller
+/// so that planning itself touches no file.
+public struct OutputFacts: Sendable, Equatable {
+    public var exists: Bool
+    public var folderExists: Bool
+    public var isSameFileAsAnInput: Bool
+    /// Sizes of the input files, for the moov room estimate.
+    public var inputBytes: Int
+
+    public init(exists: Bool, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
+        self.exists = exists
+        self.folderExists = folderExists
+        self.isSameFileAsAnInput = isSameFileAsAnInput
+        self.inputBytes = inputBytes
+    }
+}
+
+/// Pure: every decision of a merge, from probed facts and options.
+public struct MergePlanner: Sendable {
+    /// Answers whether the output container can hold a codec (FFmpeg's muxer knows).
+    public var canStore: @Sendable (_ codec: String, _ container: MergePlan.Container) -> Bool
+
+    public init(canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool) {
+        self.canStore = canStore
+    }
+
+    public static let movieTimescale: Int64 = 90_000
+    public static let interleaveWindow = MediaTime(value: 1, timescale: 2)
+
+    public func plan(
+        video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
+        outputFacts: OutputFacts, options: MergeOptions
+    ) throws -> MergePlan {
+        let container = try Self.container(for: output)
+        if let rotation = options.rotation, ![0, 90, 180, 270].contains(rotation) {
+            throw MediaMuxError.invalidOption("--rotate must be 0, 90, 180 or 270 (got \(rotation))")
+        }
+        if outputFacts.isSameFileAsAnInput {
+            throw MediaMuxError.invalidOption("\(output): is one of the inputs; choose another output path")
+        }
+        guard outputFacts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: output) }
+        if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
+
+        let videoStream = try Self.pick(.video, from: videoInfo, videoInfo.videoStreams, options.videoStream)
+        let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
+        for stream in [videoStream, audioStream] where !canStore(stream.codec, container) {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+        }
+        let video = try Self.track(videoStream, in: videoInfo, kind: .video)
+        let audio = try Self.track(audioStream, in: audioInfo, kind: .audio)
+
+        let end = min(video.sourceEnd, audio.sourceEnd)
+        let endReason: MergePlan.EndReason =
+            video.sourceEnd == audio.sourceEnd ? .sameLength : (video.sourceEnd < audio.sourceEnd ? .videoEndsFirst : .audioEndsFirst)
+        guard audio.sourceStart < end else {
+            throw MediaMuxError.invalidOption("\(audioInfo.path): the audio starts at \(audio.sourceStart.seconds) s, after the video ends")
+        }
+
+        let rotation = decideRotation(
+            source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
+            orientation: options.orientation, override: options.rotation)
+
+        return MergePlan(
+            outputPath: output,
+            container: container,
+            overwrite: options.overwrite,
+            video: video,
+            audio: audio,
+            end: end,
+            endReason: endReason,
+            rotation: rotation,
+            movieHeader: Self.movieHeader(faststart: options.faststart, tracks: [video, audio], end: end, inputBytes: outputFacts.inputBytes),
+            movieTimescale: Self.movieTimescale,
+            interleaveWindow: Self.interleaveWindow)
+    }
+
+    static func container(for output: String) throws -> MergePlan.Container {
+        let name = output.split(separator: "/").last.map(String.init) ?? output
+        let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
+        switch ext {
+        case "mp4", "m4v": return .mp4
+        case "mov": return .mov
+        default: throw MediaMuxError.unsupportedOutputExtension(path: output, extension: ext)
+        }
+    }
+
+    private static func pick(
+        _ kind: MediaMuxError.StreamKind, from info: MediaInfo, _ candidates: [StreamInfo], _ wanted: Int?
+    ) throws -> StreamInfo {
+        guard !candidates.isEmpty else { throw MediaMuxError.noStream(kind: kind, path: info.path) }
+        let index = wanted ?? 0
+        guard candidates.indices.contains(index) else {
+            throw MediaMuxError.streamIndexOutOfRange(kind: kind, index: index, available: candidates.count, path: info.path)
+        }
+        return candidates[index]
+    }
+
+    private static func track(_ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind) throws -> MergePlan.Track {
+        guard let start = stream.start, let end = stream.end, end > start else {
+            throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
+        }
+        return MergePlan.Track(
+            path: info.path,
+            streamIndex: stream.index,
+            codec: stream.codec,
+            // Apple's players refuse HEVC tagged hev1, which FFmpeg picks by default.
+            codecTag: stream.codec == "hevc" ? "hvc1" : nil,
+            timeBase: stream.timeBase,
+            origin: stream.origin,
+            sourceStart: max(start, .zero()),
+            sourceEnd: end,
+            sampleCount: stream.packetCount)
+    }
+
+    /// Room for the moov box, when every track's sample count is known: a bound
+    /// on what FFmpeg's mov muxer writes per sample (stsz 4, stts 8, ctts 8,
+    /// stss 4, sdtp 1) and per chunk (stsc 12, co64 8). A chunk ends at every
+    /// interleaving window and at 1 MiB, so chunks are bounded by the windows
+    /// plus the input bytes per MiB.
+    static func movieHeader(faststart: Bool, tracks: [MergePlan.Track], end: MediaTime, inputBytes: Int) -> MergePlan.MovieHeaderPlacement {
+        guard faststart else { return .atEnd }
+        var bytes = 64 * 1024
+        let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
+        for track in tracks {
+            guard let samples = track.sampleCount, samples > 0 else { return .movedToFront }
+            let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
+            bytes += 4096 + samples * 25 + chunks * 20
+        }
+        return .reservedAtFront(bytes: bytes)
+    }
+}

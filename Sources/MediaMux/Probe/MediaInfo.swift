@@ -1,0 +1,80 @@
+/// What MediaMux knows about a media file after probing it. Plain values:
+/// Sendable, comparable, and free of FFmpeg types.
+public struct MediaInfo: Sendable, Equatable {
+    public var path: String
+    /// FFmpeg's demuxer name, for example `mov,mp4,m4a,3gp,3g2,mj2` or `matroska,webm`.
+    public var format: String
+    public var formatDescription: String
+    /// The container's own duration, when it declares one.
+    public var containerDuration: MediaTime?
+    public var streams: [StreamInfo]
+
+    /// Video streams that are pictures in motion: cover art is left out.
+    public var videoStreams: [StreamInfo] { streams.filter { $0.kind == .video && !$0.isAttachedPicture } }
+    public var audioStreams: [StreamInfo] { streams.filter { $0.kind == .audio } }
+}
+
+public struct StreamInfo: Sendable, Equatable {
+    public enum Kind: String, Sendable { case video, audio, subtitle, data, attachment, other }
+
+    /// How `start` and `end` were established.
+    public enum Timing: String, Sendable {
+        /// From the container's index and edit lists (MP4, MOV).
+        case container
+        /// From the container, with the encoder delay and padding of an iTunSMPB tag removed.
+        case iTunSMPB
+        /// By reading every packet of the stream (containers without an exact index).
+        case packetScan
+        /// Neither the container nor the packets tell.
+        case unknown
+    }
+
+    public var index: Int
+    public var kind: Kind
+    public var codec: String
+    public var codecTag: String?
+    public var profile: String?
+    /// One tick of the stream's timestamps.
+    public var timeBase: MediaTime
+    /// The point of the file's timestamps that is time zero for this stream:
+    /// 0 for MP4/MOV (whose edit lists already place it), the container's start
+    /// time elsewhere, and the first real sample after encoder priming for AAC
+    /// that declares its priming only in an iTunSMPB tag.
+    public var origin: MediaTime
+    /// When the stream's first sample is presented, relative to `origin`.
+    public var start: MediaTime?
+    /// When the stream's presentation ends, relative to `origin`.
+    public var end: MediaTime?
+    public var timing: Timing
+    public var packetCount: Int?
+    public var isAttachedPicture: Bool
+    public var language: String?
+    public var bitRate: Int?
+
+    // Video
+    public var width: Int?
+    public var height: Int?
+    /// The clockwise rotation players apply when showing the picture: 0, 90, 180 or 270.
+    public var rotation: Int
+    /// True when the display matrix is something other than a pure rotation (a mirror, say).
+    public var hasUnusualMatrix: Bool
+    public var frameRate: Double?
+
+    // Audio
+    public var sampleRate: Int?
+    public var channels: Int?
+    /// Encoder priming in samples, where the file declares it.
+    public var priming: Int?
+
+    /// `end - start`, when both are known.
+    public var duration: MediaTime? {
+        guard let start, let end else { return nil }
+        return end - start
+    }
+
+    /// Width and height as shown, after the display rotation.
+    public var displaySize: (width: Int, height: Int)? {
+        guard let width, let height else { return nil }
+        return rotation % 180 == 0 ? (width, height) : (height, width)
+    }
+}

@@ -1,0 +1,170 @@
+internal import CFFmpeg
+import Foundation
+
+/// Reads what a file holds and establishes, for every stream, where its
+/// presentation starts and ends on the file's own timeline.
+struct Prober {
+    let cancellation: CancellationFlag
+
+    func probe(path: String) throws -> MediaInfo {
+        let demuxer = try DemuxerHandle(path: path, cancellation: cancellation)
+        return try probe(demuxer)
+    }
+
+    func probe(_ demuxer: DemuxerHandle) throws -> MediaInfo {
+        let format = demuxer.context.pointee
+        var streams = (0..<demuxer.streamCount).map { describe(demuxer, index: $0) }
+        let containerDuration = format.duration > 0 && format.duration != noTimestamp
+            ? MediaTime(value: format.duration, timescale: Int64(AV_TIME_BASE)) : nil
+        if demuxer.isQuickTimeFamily {
+            applyQuickTimeTiming(demuxer, to: &streams)
+        } else {
+            let origin = format.start_time != noTimestamp
+                ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
+            try scanPackets(demuxer, origin: origin, into: &streams)
+        }
+        return MediaInfo(
+            path: demuxer.path,
+            format: demuxer.formatName,
+            formatDescription: format.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer.formatName,
+            containerDuration: containerDuration,
+            streams: streams)
+    }
+
+    private func describe(_ demuxer: DemuxerHandle, index: Int) -> StreamInfo {
+        let stream = demuxer.stream(index).pointee
+        let parameters = stream.codecpar.pointee
+        let kind: StreamInfo.Kind
+        switch parameters.codec_type {
+        case AVMEDIA_TYPE_VIDEO: kind = .video
+        case AVMEDIA_TYPE_AUDIO: kind = .audio
+        case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+        case AVMEDIA_TYPE_DATA: kind = .data
+        case AVMEDIA_TYPE_ATTACHMENT: kind = .attachment
+        default: kind = .other
+        }
+        let timeBase = MediaTime(value: Int64(stream.time_base.num), timescale: Int64(max(stream.time_base.den, 1)))
+        let rotation = displayRotation(demuxer.stream(index))
+        let frameRate = stream.avg_frame_rate.den > 0 && stream.avg_frame_rate.num > 0
+            ? av_q2d(stream.avg_frame_rate) : nil
+        return StreamInfo(
+            index: index,
+            kind: kind,
+            codec: String(cString: avcodec_get_name(parameters.codec_id)),
+            codecTag: fourCC(parameters.codec_tag),
+            profile: avcodec_profile_name(parameters.codec_id, parameters.profile).map { String(cString: $0) },
+            timeBase: timeBase,
+            origin: .zero(timeBase.timescale),
+            start: nil,
+            end: nil,
+            timing: .unknown,
+            packetCount: stream.nb_frames > 0 ? Int(stream.nb_frames) : nil,
+            isAttachedPicture: (stream.disposition & AV_DISPOSITION_ATTACHED_PIC) != 0,
+            language: av_dict_get(stream.metadata, "language", nil, 0)?.pointee.value.map { String(cString: $0) },
+            bitRate: parameters.bit_rate > 0 ? Int(parameters.bit_rate) : nil,
+            width: kind == .video ? Int(parameters.width) : nil,
+            height: kind == .video ? Int(parameters.height) : nil,
+            rotation: rotation.degrees,
+            hasUnusualMatrix: rotation.unusual,
+            frameRate: kind == .video ? frameRate : nil,
+            sampleRate: kind == .audio ? Int(parameters.sample_rate) : nil,
+            channels: kind == .audio ? Int(parameters.ch_layout.nb_channels) : nil,
+            priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
+    }
+
+    /// MP4/MOV: FFmpeg applies the edit lists, so a stream's `duration` is where
+    /// its presentation ends, counted from the movie's zero (empty edits included).
+    private func applyQuickTimeTiming(_ demuxer: DemuxerHandle, to streams: inout [StreamInfo]) {
+        let smpb = demuxer.metadata("iTunSMPB").flatMap(ITunesGaplessInfo.init)
+        for i in streams.indices {
+            let stream = demuxer.stream(i).pointee
+            let scale = streams[i].timeBase
+            func ticks(_ value: Int64) -> MediaTime { MediaTime(value: value * scale.value, timescale: scale.timescale) }
+            guard stream.duration > 0, stream.duration != noTimestamp else { continue }
+            let start = stream.start_time != noTimestamp ? ticks(stream.start_time) : .zero()
+            streams[i].start = start
+            streams[i].end = ticks(stream.duration)
+            streams[i].timing = .container
+            // AAC whose delay and padding are declared only by iTunSMPB: FFmpeg
+            // starts the stream at the priming; the real waveform is `valid` samples.
+            if let smpb, streams[i].kind == .audio, let rate = streams[i].sampleRate, rate > 0,
+               smpb.priming > 0, smpb.valid > 0,
+               start == MediaTime(value: Int64(smpb.priming), timescale: Int64(rate)) {
+                streams[i].origin = start
+                streams[i].start = .zero(Int64(rate))
+                streams[i].end = MediaTime(value: Int64(smpb.valid), timescale: Int64(rate))
+                streams[i].priming = smpb.priming
+                streams[i].timing = .iTunSMPB
+            }
+        }
+    }
+
+    /// Other containers do not index every sample or round their durations
+    /// (Matroska stores a float, browser recordings none), so read the packets.
+    private func scanPackets(_ demuxer: DemuxerHandle, origin: MediaTime, into streams: inout [StreamInfo]) throws {
+        var first = [Int64?](repeating: nil, count: streams.count)
+        var last = [Int64?](repeating: nil, count: streams.count)
+        var counts = [Int](repeating: 0, count: streams.count)
+        let packet = try PacketBuffer()
+        while try demuxer.read(into: packet) {
+            let p = packet.pointer.pointee
+            let i = Int(p.stream_index)
+            guard i < streams.count else { continue }
+            let pts = p.pts != noTimestamp ? p.pts : p.dts
+            guard pts != noTimestamp else { continue }
+            counts[i] += 1
+            first[i] = min(first[i] ?? pts, pts)
+            last[i] = max(last[i] ?? pts, pts + max(p.duration, 0))
+        }
+        for i in streams.indices {
+            let scale = streams[i].timeBase
+            streams[i].origin = origin
+            streams[i].packetCount = counts[i]
+            guard let firstTick = first[i], let endTick = last[i], endTick > firstTick else { continue }
+            let toTime = { (tick: Int64) in MediaTime(value: tick * scale.value, timescale: scale.timescale) - origin }
+            streams[i].start = toTime(firstTick)
+            streams[i].end = toTime(endTick)
+            streams[i].timing = .packetScan
+        }
+        _ = av_seek_frame(demuxer.context, -1, 0, AVSEEK_FLAG_BACKWARD)
+    }
+}
+
+/// The clockwise rotation players apply, from a stream's display matrix.
+private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degrees: Int, unusual: Bool) {
+    guard let matrix = CFFmpeg_stream_display_matrix(stream) else { return (0, false) }
+    let counterclockwise = av_display_rotation_get(matrix)
+    guard counterclockwise.isFinite else { return (0, true) }
+    let clockwise = -counterclockwise
+    let quarter = Int((clockwise / 90).rounded())
+    let degrees = ((quarter * 90) % 360 + 360) % 360
+    let isPureRotation = abs(clockwise - Double(quarter * 90)) < 0.01
+    // A mirrored matrix has a negative determinant.
+    let determinant = Int64(matrix[0]) * Int64(matrix[4]) - Int64(matrix[1]) * Int64(matrix[3])
+    return (degrees, !isPureRotation || determinant < 0)
+}
+
+private func fourCC(_ tag: UInt32) -> String? {
+    guard tag != 0 else { return nil }
+    let bytes = (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }
+    guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return String(format: "0x%08x", tag) }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Apple's gapless tag: " 00000000 PRIMING PADDING VALIDSAMPLES ...", in hex.
+struct ITunesGaplessInfo: Equatable {
+    var priming: Int
+    var padding: Int
+    var valid: Int
+
+    init?(_ text: String) {
+        let fields = text.split(separator: " ")
+        guard fields.count >= 4,
+              let priming = Int(fields[1], radix: 16),
+              let padding = Int(fields[2], radix: 16),
+              let valid = Int(fields[3], radix: 16) else { return nil }
+        self.priming = priming
+        self.padding = padding
+        self.valid = valid
+    }
+}

@@ -1,0 +1,74 @@
+internal import CFFmpeg
+
+/// One MP4/MOV muxer writing to a file: owns the AVFormatContext and its AVIO
+/// context. `finish()` writes the trailer; an unfinished muxer is closed by
+/// deinit and its file is the caller's to delete.
+final class MuxerHandle {
+    let path: String
+    let context: UnsafeMutablePointer<AVFormatContext>
+    private var isOpen = false
+
+    init(path: String, muxer: String) throws {
+        self.path = path
+        var created: UnsafeMutablePointer<AVFormatContext>?
+        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, nil), "creating the \(muxer) muxer", path: path)
+        guard let created else {
+            throw MediaMuxError.ffmpeg(operation: "creating the \(muxer) muxer", path: path, code: -12, message: "out of memory")
+        }
+        context = created
+    }
+
+    deinit {
+        if isOpen { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    /// Adds a stream whose parameters are copied from an input stream.
+    func addStream(copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?) throws -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: path, code: -12, message: "out of memory")
+        }
+        try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: path)
+        // Let the muxer choose the sample entry unless the plan says otherwise.
+        stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
+        stream.pointee.time_base = input.pointee.time_base
+        av_dict_copy(&stream.pointee.metadata, input.pointee.metadata, 0)
+        if let rotation {
+            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: path)
+        }
+        return stream
+    }
+
+    func copyMetadata(from input: DemuxerHandle) {
+        av_dict_copy(&context.pointee.metadata, input.context.pointee.metadata, 0)
+        // Tags that describe the source's gapless layout would be wrong for the output, which uses edit lists.
+        av_dict_set(&context.pointee.metadata, "iTunSMPB", nil, 0)
+    }
+
+    func open(options: [String: String]) throws {
+        try ffmpegCheck(avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE), "creating the output file", path: path)
+        isOpen = true
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        try ffmpegCheck(avformat_write_header(context, &dictionary), "writing the file header", path: path)
+    }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
+
+    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: path)
+    }
+
+    func finish() throws {
+        try ffmpegCheck(av_write_trailer(context), "writing the movie header", path: path)
+        try ffmpegCheck(avio_closep(&context.pointee.pb), "closing the output", path: path)
+        isOpen = false
+    }
+}
+
+private func fourCCValue(_ text: String) -> UInt32 {
+    let bytes = Array(text.utf8.prefix(4))
+    guard bytes.count == 4 else { return 0 }
+    return CFFmpeg_MKTAG(CChar(bitPattern: bytes[0]), CChar(bitPattern: bytes[1]), CChar(bitPattern: bytes[2]), CChar(bitPattern: bytes[3]))
+}

@@ -1,0 +1,187 @@
+internal import CFFmpeg
+import Foundation
+
+/// Carries out a MergePlan: copies the planned packets into a temporary file
+/// beside the output, writes the exact edit lists, and renames the file into
+/// place. Makes no decisions of its own.
+final class Remuxer {
+    private let plan: MergePlan
+    private let cancellation: CancellationFlag
+    private let progress: ProgressThrottle
+
+    init(plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?) {
+        self.plan = plan
+        self.cancellation = cancellation
+        self.progress = ProgressThrottle(total: plan.end.seconds, sink: progress)
+    }
+
+    /// Per output track: what was written, for the edit list and the report.
+    private struct Written {
+        var packets = 0
+        var bytes = 0
+        var firstDTS: Int64?
+        var lastDTS: Int64 = .min
+        var minimumPTS: Int64 = .max
+    }
+
+    func run() throws -> MergeReport {
+        let started = DispatchTime.now()
+        let temporary = TemporaryOutput(finalPath: plan.outputPath)
+        defer { temporary.discard() }
+
+        let videoInput = try DemuxerHandle(path: plan.video.path, cancellation: cancellation)
+        let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
+        let muxer = try MuxerHandle(path: temporary.path, muxer: plan.container.muxer)
+        muxer.copyMetadata(from: videoInput)
+        let inputs = [videoInput, audioInput]
+        let tracks = [plan.video, plan.audio]
+        for (index, track) in tracks.enumerated() {
+            _ = try muxer.addStream(
+                copying: inputs[index].stream(track.streamIndex),
+                codecTag: track.codecTag,
+                rotation: index == 0 ? plan.rotation.degrees : nil)
+        }
+        try muxer.open(options: headerOptions())
+
+        let readers = [
+            try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end, trimsLastDuration: false),
+            try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end, trimsLastDuration: true),
+        ]
+        var written = [Written(), Written()]
+        try pump(readers: readers, into: muxer, written: &written)
+        try muxer.finish()
+        if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+
+        try writeExactTiming(muxer: muxer, written: written, file: temporary.path)
+        let size = try temporary.commit(overwrite: plan.overwrite)
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        progress.finish()
+        return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
+    }
+
+    private func headerOptions() -> [String: String] {
+        var options = ["movie_timescale": String(plan.movieTimescale)]
+        switch plan.movieHeader {
+        case .reservedAtFront(let bytes): options["moov_size"] = String(bytes)
+        case .movedToFront: options["movflags"] = "+faststart"
+        case .atEnd: break
+        }
+        return options
+    }
+
+    /// Alternates between the tracks one interleave window at a time, so that
+    /// each track's samples sit in large chunks and the moov stays small. One
+    /// packet of lookahead per track tells which packet is the last.
+    private func pump(readers: [TrackReader], into muxer: MuxerHandle, written: inout [Written]) throws {
+        let windowSeconds = plan.interleaveWindow.seconds
+        var current = try readers.map { try $0.next() }
+        var windowEnd = windowSeconds
+        while current.contains(where: { $0 != nil }) {
+            for (index, reader) in readers.enumerated() {
+                while let buffer = current[index] {
+                    let packet = buffer.pointer
+                    guard Double(packet.pointee.dts) * av_q2d(reader.timeBase) < windowEnd else { break }
+                    if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+                    let following = try reader.next()
+                    if following == nil { reader.makeFinal(packet) }
+                    try write(packet, from: reader.timeBase, stream: index, muxer: muxer, written: &written[index])
+                    reader.reuse(buffer)
+                    current[index] = following
+                }
+            }
+            windowEnd += windowSeconds
+        }
+    }
+
+    private func write(
+        _ packet: UnsafeMutablePointer<AVPacket>, from input: AVRational, stream index: Int,
+        muxer: MuxerHandle, written: inout Written
+    ) throws {
+        let output = muxer.stream(index).pointee.time_base
+        let rounding = AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue)
+        var dts = av_rescale_q_rnd(packet.pointee.dts, input, output, rounding)
+        var pts = av_rescale_q_rnd(packet.pointee.pts, input, output, rounding)
+        // Rounding into a coarser time base can make two DTS equal; the muxer needs them increasing.
+        if dts <= written.lastDTS {
+            dts = written.lastDTS + 1
+            pts = max(pts, dts)
+        }
+        packet.pointee.dts = dts
+        packet.pointee.pts = pts
+        packet.pointee.duration = av_rescale_q(packet.pointee.duration, input, output)
+        packet.pointee.stream_index = Int32(index)
+        packet.pointee.pos = -1
+        written.packets += 1
+        written.bytes += Int(packet.pointee.size)
+        written.firstDTS = written.firstDTS ?? dts
+        written.lastDTS = dts
+        written.minimumPTS = min(written.minimumPTS, pts)
+        let mediaSeconds = Double(dts) * av_q2d(output)
+        try muxer.write(packet)
+        progress.report(mediaSeconds: mediaSeconds, bytes: written.bytes)
+    }
+
+    /// Writes the planned end into the edit lists and durations, and the start
+    /// of each track's presentation into its edit's media time.
+    private func writeExactTiming(muxer: MuxerHandle, written: [Written], file: String) throws {
+        let movieScale = plan.movieTimescale
+        let end = plan.end.converted(to: movieScale, rounding: .nearest).value
+        var timings: [TrackTiming] = []
+        for (index, track) in written.enumerated() {
+            guard let firstDTS = track.firstDTS else {
+                let path = index == 0 ? plan.video.path : plan.audio.path
+                throw MediaMuxError.damaged(path: path, detail: "no packets could be read before the end")
+            }
+            let base = muxer.stream(index).pointee.time_base
+            let timeScale = Int64(base.den) / Int64(max(base.num, 1))
+            let presentedFrom = max(track.minimumPTS, 0)
+            let delay = MediaTime(value: presentedFrom, timescale: timeScale).converted(to: movieScale, rounding: .nearest).value
+            timings.append(TrackTiming(delay: delay, mediaTime: presentedFrom - firstDTS, end: end))
+        }
+        do {
+            try EditListPatcher(path: file).patch(movieEnd: end, timings: timings)
+        } catch {
+            throw MediaMuxError.ffmpeg(operation: "writing exact edit lists", path: plan.outputPath, code: -1, message: "\(error)")
+        }
+    }
+
+    private func report(written: [Written], muxer: MuxerHandle, bytes: Int, elapsed: Double) -> MergeReport {
+        func track(_ index: Int, _ planned: MergePlan.Track) -> MergeReport.Track {
+            let parameters = muxer.stream(index).pointee.codecpar.pointee
+            let tag = parameters.codec_tag
+            let fourCC = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
+            return MergeReport.Track(
+                source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
+                start: planned.sourceStart, duration: plan.end - planned.sourceStart,
+                packets: written[index].packets, bytes: written[index].bytes)
+        }
+        return MergeReport(
+            output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
+            video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsedSeconds: elapsed,
+            movieHeader: plan.movieHeader)
+    }
+}
+
+/// Hands progress to the caller at most ten times a second.
+final class ProgressThrottle {
+    private let total: Double
+    private let sink: (@Sendable (MergeProgress) -> Void)?
+    private var lastReport: UInt64 = 0
+
+    init(total: Double, sink: (@Sendable (MergeProgress) -> Void)?) {
+        self.total = total
+        self.sink = sink
+    }
+
+    func report(mediaSeconds: Double, bytes: Int) {
+        guard let sink else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now - lastReport >= 100_000_000 else { return }
+        lastReport = now
+        sink(MergeProgress(fraction: total > 0 ? min(max(mediaSeconds / total, 0), 1) : 1, mediaSeconds: max(mediaSeconds, 0), totalSeconds: total))
+    }
+
+    func finish() {
+        sink?(MergeProgress(fraction: 1, mediaSeconds: total, totalSeconds: total))
+    }
+}

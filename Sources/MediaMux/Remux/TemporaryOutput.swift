@@ -1,0 +1,44 @@
+import Foundation
+
+/// A file beside the output that becomes the output only when complete. Its
+/// hidden name never matches the output's, so a crash or `kill -9` cannot
+/// leave a partial file under the output's name.
+final class TemporaryOutput {
+    let finalPath: String
+    let path: String
+    private var committed = false
+
+    init(finalPath: String) {
+        self.finalPath = finalPath
+        let url = URL(fileURLWithPath: finalPath)
+        let folder = url.deletingLastPathComponent().path
+        let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        path = folder + "/." + url.lastPathComponent + ".muxctl-" + token + ".partial"
+    }
+
+    /// Moves the file into place and returns its size. Without `overwrite`
+    /// an output that appeared meanwhile is not replaced (link fails atomically).
+    func commit(overwrite: Bool) throws -> Int {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+        }
+        if overwrite {
+            guard rename(path, finalPath) == 0 else {
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+            }
+        } else {
+            guard link(path, finalPath) == 0 else {
+                if errno == EEXIST { throw MediaMuxError.outputExists(path: finalPath) }
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+            }
+            unlink(path)
+        }
+        committed = true
+        return Int(info.st_size)
+    }
+
+    func discard() {
+        if !committed { unlink(path) }
+    }
+}

@@ -1,0 +1,176 @@
+internal import CFFmpeg
+
+/// Reads one stream of an input in decode order and hands out exactly the
+/// packets the plan keeps, with timestamps moved onto the output timeline.
+///
+/// The cut: a packet is kept when it is presented before the end, and so is
+/// every packet decoded before a kept one (with B-frames a frame shown before
+/// the end can depend on one shown after it; the edit list hides that one).
+/// Once a packet's DTS reaches the end nothing later can be shown before it.
+final class TrackReader {
+    let demuxer: DemuxerHandle
+    let streamIndex: Int32
+    let timeBase: AVRational
+    /// Output-timeline ticks (input time base) before which a packet is presented.
+    private let endTick: Int64
+    private let originTick: Int64
+    /// Audio frames are trimmed so that the last one ends exactly at the end.
+    private let trimsLastDuration: Bool
+    private var waiting: [PacketBuffer] = []
+    private var ready: [PacketBuffer] = []
+    private var readyIndex = 0
+    private var spare: [PacketBuffer] = []
+    private var finished = false
+    /// Leading packets whose DTS the demuxer does not know yet.
+    private var undated: [PacketBuffer] = []
+    private var lastDTS: Int64?
+    private var lastDuration: Int64 = 0
+
+    init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime, trimsLastDuration: Bool) throws {
+        self.demuxer = demuxer
+        streamIndex = Int32(track.streamIndex)
+        let stream = demuxer.stream(track.streamIndex)
+        timeBase = stream.pointee.time_base
+        originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
+        endTick = end.ticks(in: track.timeBase, rounding: .up)
+        self.trimsLastDuration = trimsLastDuration
+        // Skip the other streams' packets inside the demuxer where it can.
+        for index in 0..<demuxer.streamCount where index != track.streamIndex {
+            demuxer.stream(index).pointee.discard = AVDISCARD_ALL
+        }
+    }
+
+    /// The next kept packet, its timestamps relative to the output's zero in
+    /// the input time base; nil when the track is done. The caller owns it
+    /// until it hands it back with `reuse`.
+    func next() throws -> PacketBuffer? {
+        while true {
+            if readyIndex < ready.count {
+                let packet = ready[readyIndex]
+                readyIndex += 1
+                if readyIndex == ready.count {
+                    ready.removeAll(keepingCapacity: true)
+                    readyIndex = 0
+                }
+                return packet
+            }
+            if finished { return nil }
+            try pull()
+        }
+    }
+
+    func reuse(_ buffer: PacketBuffer) {
+        spare.append(buffer)
+    }
+
+    /// The last sample must last until the end: demuxers often lose the last
+    /// sample's duration (MP4's final stts delta, Matroska's block durations),
+    /// and a track whose media stops short of its edit reads as shorter.
+    /// Audio is cut to end exactly there.
+    func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>) {
+        let reach = endTick - packet.pointee.dts
+        if trimsLastDuration {
+            packet.pointee.duration = reach
+        } else if packet.pointee.duration < reach {
+            packet.pointee.duration = reach
+        }
+    }
+
+    private func pull() throws {
+        let buffer = try spare.popLast() ?? PacketBuffer()
+        guard try demuxer.read(into: buffer) else {
+            // Packets still without a DTS were never reordered: decode order is presentation order.
+            for undatedBuffer in undated { undatedBuffer.pointer.pointee.dts = undatedBuffer.pointer.pointee.pts }
+            let leftovers = undated
+            undated.removeAll()
+            leftovers.forEach(accept)
+            finish(returning: buffer)
+            return
+        }
+        let packet = buffer.pointer
+        guard packet.pointee.stream_index == streamIndex else {
+            spare.append(buffer)
+            return
+        }
+        if packet.pointee.pts == noTimestamp { packet.pointee.pts = packet.pointee.dts }
+        guard packet.pointee.pts != noTimestamp else {
+            throw MediaMuxError.damaged(path: demuxer.path, detail: "a packet of stream \(streamIndex) has no timestamp")
+        }
+        if packet.pointee.dts == noTimestamp {
+            if let lastDTS {
+                packet.pointee.dts = min(lastDTS + max(lastDuration, 1), packet.pointee.pts)
+            } else {
+                undated.append(buffer)
+                return
+            }
+        }
+        if !undated.isEmpty { backfill(before: packet.pointee.dts) }
+        accept(buffer)
+    }
+
+    /// Matroska stores only presentation times; FFmpeg's parser derives DTS
+    /// after a few frames of B-frame delay. The leading packets get the DTS
+    /// that precede the first known one by their durations.
+    private func backfill(before firstKnown: Int64) {
+        var dts = firstKnown
+        for buffer in undated.reversed() {
+            dts -= max(buffer.pointer.pointee.duration, 1)
+            buffer.pointer.pointee.dts = min(dts, buffer.pointer.pointee.pts)
+            dts = buffer.pointer.pointee.dts
+        }
+        let dated = undated
+        undated.removeAll()
+        dated.forEach(accept)
+    }
+
+    /// Applies the cut to one packet with both timestamps known.
+    private func accept(_ buffer: PacketBuffer) {
+        let packet = buffer.pointer
+        lastDTS = packet.pointee.dts
+        lastDuration = packet.pointee.duration
+        packet.pointee.pts -= originTick
+        packet.pointee.dts -= originTick
+        guard !finished else {
+            spare.append(buffer)
+            return
+        }
+        if packet.pointee.dts >= endTick {
+            finish(returning: buffer)
+            return
+        }
+        guard packet.pointee.pts < endTick else {
+            waiting.append(buffer)
+            return
+        }
+        if trimsLastDuration, packet.pointee.pts + packet.pointee.duration > endTick {
+            packet.pointee.duration = endTick - packet.pointee.pts
+        }
+        ready.append(contentsOf: waiting)
+        waiting.removeAll(keepingCapacity: true)
+        ready.append(buffer)
+    }
+
+    private func finish(returning buffer: PacketBuffer) {
+        finished = true
+        spare.append(buffer)
+        spare.append(contentsOf: waiting)
+        waiting.removeAll()
+    }
+}
+
+extension MediaTime {
+    /// This time as a count of ticks of `timeBase` (a MediaTime of one tick).
+    func ticks(in timeBase: MediaTime, rounding: Rounding) -> Int64 {
+        // ticks = self / (timeBase.value / timeBase.timescale)
+        let scaled = MediaTime(value: value, timescale: timescale)
+            .converted(to: timeBase.timescale, rounding: rounding).value
+        guard timeBase.value > 1 else { return scaled }
+        let (quotient, remainder) = scaled.quotientAndRemainder(dividingBy: timeBase.value)
+        if remainder == 0 { return quotient }
+        switch rounding {
+        case .down: return scaled < 0 ? quotient - 1 : quotient
+        case .up: return scaled > 0 ? quotient + 1 : quotient
+        case .nearest: return (remainder.magnitude * 2 >= timeBase.value.magnitude) ? quotient + (scaled < 0 ? -1 : 1) : quotient
+        }
+    }
+}

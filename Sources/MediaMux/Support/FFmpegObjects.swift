@@ -1,0 +1,131 @@
+internal import CFFmpeg
+import Foundation
+import Synchronization
+
+/// A flag the packet loop and FFmpeg's interrupt callback both read, set from
+/// Task cancellation on another thread. Atomic, hence Sendable.
+final class CancellationFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .relaxed) }
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
+}
+
+/// One demuxer: owns the AVFormatContext from a successful open until deinit.
+/// Not Sendable on purpose: it is used by one thread at a time.
+final class DemuxerHandle {
+    let path: String
+    let context: UnsafeMutablePointer<AVFormatContext>
+    private let cancellation: CancellationFlag
+
+    /// Demuxers MediaMux accepts. Whitelisting keeps playlists (hls, concat),
+    /// image sequences and text "formats" from ever opening other files.
+    static let allowedFormats = "mov,matroska,webm,mp3,aac,ogg,wav,flac,mpegts,avi,caf,aiff,w64"
+
+    init(path: String, cancellation: CancellationFlag = CancellationFlag()) throws {
+        try checkReadableFile(path)
+        self.path = path
+        self.cancellation = cancellation
+        guard let fresh = avformat_alloc_context() else {
+            throw MediaMuxError.ffmpeg(operation: "allocating a demuxer", path: path, code: -12, message: "out of memory")
+        }
+        fresh.pointee.interrupt_callback = AVIOInterruptCB(
+            callback: { opaque in
+                guard let opaque else { return 0 }
+                return Unmanaged<CancellationFlag>.fromOpaque(opaque).takeUnretainedValue().isRaised ? 1 : 0
+            },
+            opaque: Unmanaged.passUnretained(cancellation).toOpaque())
+        var options: OpaquePointer?
+        av_dict_set(&options, "protocol_whitelist", "file", 0)
+        av_dict_set(&options, "format_whitelist", Self.allowedFormats, 0)
+        av_dict_set(&options, "probesize", "10000000", 0)
+        av_dict_set(&options, "analyzeduration", "10000000", 0)
+        defer { av_dict_free(&options) }
+        var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
+        // On failure avformat_open_input frees the context itself.
+        let code = avformat_open_input(&opened, "file:" + path, nil, &options)
+        guard code >= 0, let opened else {
+            throw Self.openError(code, path: path)
+        }
+        context = opened
+        let infoCode = avformat_find_stream_info(context, nil)
+        if infoCode < 0 {
+            var doomed: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&doomed)
+            throw MediaMuxError.damaged(path: path, detail: ffmpegErrorText(infoCode))
+        }
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&doomed)
+    }
+
+    private static func openError(_ code: Int32, path: String) -> MediaMuxError {
+        if code == CFFmpeg_AVERROR_INVALIDDATA() {
+            return .notMedia(path: path, detail: "no known audio or video format")
+        }
+        if code == CFFmpeg_AVERROR_EXIT() { return .cancelled(path: path) }
+        return .unreadable(path: path, reason: ffmpegErrorText(code))
+    }
+
+    var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
+
+    /// True for the QuickTime family (mov, mp4, m4a, 3gp), whose edit lists
+    /// make FFmpeg's stream durations presentation ends measured from zero.
+    var isQuickTimeFamily: Bool { formatName.split(separator: ",").contains("mov") }
+
+    var streamCount: Int { Int(context.pointee.nb_streams) }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+        context.pointee.streams[index]!
+    }
+
+    /// Reads the next packet of any stream. False at the end of the file.
+    func read(into packet: PacketBuffer) throws -> Bool {
+        av_packet_unref(packet.pointer)
+        let code = av_read_frame(context, packet.pointer)
+        if code == CFFmpeg_AVERROR_EOF() { return false }
+        if code == CFFmpeg_AVERROR_EXIT() || cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+        if code < 0 { throw MediaMuxError.damaged(path: path, detail: "reading packets: \(ffmpegErrorText(code))") }
+        return true
+    }
+
+    func metadata(_ key: String) -> String? {
+        guard let entry = av_dict_get(context.pointee.metadata, key, nil, 0), let value = entry.pointee.value else {
+            return nil
+        }
+        return String(cString: value)
+    }
+}
+
+/// Checks the path before FFmpeg sees it, so that the common mistakes get
+/// precise messages rather than FFmpeg's generic ones.
+func checkReadableFile(_ path: String) throws {
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+        if errno == ENOENT || errno == ENOTDIR { throw MediaMuxError.fileNotFound(path: path) }
+        throw MediaMuxError.unreadable(path: path, reason: String(cString: strerror(errno)))
+    }
+    if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.notAFile(path: path) }
+    guard access(path, R_OK) == 0 else {
+        throw MediaMuxError.unreadable(path: path, reason: String(cString: strerror(errno)))
+    }
+    if info.st_size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
+}
+
+/// One AVPacket, reused across reads.
+final class PacketBuffer {
+    let pointer: UnsafeMutablePointer<AVPacket>
+
+    init() throws {
+        guard let packet = av_packet_alloc() else {
+            throw MediaMuxError.ffmpeg(operation: "allocating a packet", path: "-", code: -12, message: "out of memory")
+        }
+        pointer = packet
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&doomed)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import MediaMux
+
+func printJSON<T: Encodable>(_ value: T) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    guard let data = try? encoder.encode(value) else { return }
+    print(String(decoding: data, as: UTF8.self))
+}
+
+struct MergeSummary: Encodable {
+    struct Track: Encodable {
+        var source: String
+        var stream: Int
+        var codec: String
+        var codecTag: String?
+        var start: Double
+        var duration: Double
+        var packets: Int
+        var bytes: Int
+    }
+    var output: String
+    var duration: Double
+    var durationExact: String
+    var video: Track
+    var audio: Track
+    var rotation: Int
+    var rotationReason: String
+    var trim: String
+    var fileBytes: Int
+    var elapsedSeconds: Double
+    var faststart: Bool
+
+    init(_ report: MergeReport) {
+        func track(_ t: MergeReport.Track) -> Track {
+            Track(source: t.source, stream: t.streamIndex, codec: t.codec, codecTag: t.codecTag, start: t.start.seconds,
+                  duration: t.duration.seconds, packets: t.packets, bytes: t.bytes)
+        }
+        output = report.output
+        duration = report.duration.seconds
+        durationExact = report.duration.description
+        video = track(report.video)
+        audio = track(report.audio)
+        rotation = report.rotation.degrees
+        rotationReason = report.rotation.reason
+        trim = report.endReason.rawValue
+        fileBytes = report.fileBytes
+        elapsedSeconds = report.elapsedSeconds
+        if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
+    }
+}
+
+struct ProbeSummary: Encodable {
+    struct Stream: Encodable {
+        var index: Int
+        var kind: String
+        var codec: String
+        var codecTag: String?
+        var profile: String?
+        var start: Double?
+        var end: Double?
+        var duration: Double?
+        var timing: String
+        var packets: Int?
+        var width: Int?
+        var height: Int?
+        var rotation: Int?
+        var frameRate: Double?
+        var sampleRate: Int?
+        var channels: Int?
+        var priming: Int?
+        var language: String?
+        var coverArt: Bool
+    }
+    var path: String
+    var format: String
+    var containerDuration: Double?
+    var streams: [Stream]
+
+    init(_ info: MediaInfo) {
+        path = info.path
+        format = info.format
+        containerDuration = info.containerDuration?.seconds
+        streams = info.streams.map { s in
+            Stream(index: s.index, kind: s.kind.rawValue, codec: s.codec, codecTag: s.codecTag, profile: s.profile,
+                   start: s.start?.seconds, end: s.end?.seconds, duration: s.duration?.seconds, timing: s.timing.rawValue,
+                   packets: s.packetCount, width: s.width, height: s.height, rotation: s.kind == .video ? s.rotation : nil,
+                   frameRate: s.frameRate, sampleRate: s.sampleRate, channels: s.channels, priming: s.priming,
+                   language: s.language, coverArt: s.isAttachedPicture)
+        }
+    }
+}

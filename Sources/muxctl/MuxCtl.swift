@@ -1,0 +1,21 @@
+import ArgumentParser
+
+@main
+struct MuxCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "muxctl",
+        abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
+        subcommands: [Merge.self, Probe.self])
+}
+
+/// Options every subcommand shares.
+struct CommonOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print one JSON object on stdout instead of a summary.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Flag(name: .long, help: "Let FFmpeg print its own messages to stderr.")
+    var verbose = false
+}

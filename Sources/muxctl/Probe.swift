@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import MediaMux
+
+extension MuxCtl {
+    struct Probe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show what MediaMux sees in a media file.")
+
+        @Argument(help: "The media file.") var file: String
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            let info = try await runReportingErrors { try await MediaMux.probe(file) }
+            if common.json {
+                printJSON(ProbeSummary(info))
+            } else if !common.quiet {
+                print(describe(info))
+            }
+        }
+    }
+}
+
+func describe(_ info: MediaInfo) -> String {
+    var lines = ["\(info.path): \(info.formatDescription) (\(info.format))" + (info.containerDuration.map { String(format: ", %.3f s", $0.seconds) } ?? "")]
+    for stream in info.streams {
+        var parts = ["#\(stream.index) \(stream.kind.rawValue) \(stream.codec)" + (stream.codecTag.map { " (\($0))" } ?? "") + (stream.profile.map { " \($0)" } ?? "")]
+        if let width = stream.width, let height = stream.height {
+            var size = "\(width)x\(height)"
+            if stream.rotation != 0, let shown = stream.displaySize {
+                size += ", shown \(shown.width)x\(shown.height) (rotated \(stream.rotation)° clockwise)"
+            }
+            parts.append(size)
+        }
+        if let rate = stream.frameRate { parts.append(String(format: "%.3g fps", rate)) }
+        if let rate = stream.sampleRate { parts.append("\(rate) Hz") }
+        if let channels = stream.channels { parts.append("\(channels) ch") }
+        if let start = stream.start, let end = stream.end {
+            parts.append(String(format: "%.3f-%.3f s", start.seconds, end.seconds))
+        }
+        if let priming = stream.priming { parts.append("priming \(priming)") }
+        if let count = stream.packetCount { parts.append("\(count) packets") }
+        if stream.isAttachedPicture { parts.append("cover art") }
+        lines.append("  " + parts.joined(separator: ", "))
+    }
+    return lines.joined(separator: "\n")
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import MediaMux
+import Synchronization
+
+/// Exit statuses: 1 for a problem with the inputs, 2 for one with the output
+/// or options, 130/143 when interrupted by SIGINT/SIGTERM.
+enum ExitStatus {
+    static func code(for error: MediaMuxError) -> Int32 {
+        switch error {
+        case .outputExists, .outputDirectoryMissing, .outputNotWritable, .unsupportedOutputExtension,
+             .codecNotSupportedInContainer, .invalidOption:
+            return 2
+        case .cancelled:
+            return SignalWatcher.received.map { 128 + $0 } ?? 130
+        default:
+            return 1
+        }
+    }
+}
+
+/// Runs the library call with SIGINT/SIGTERM turned into Task cancellation,
+/// and turns its errors into one `error:` line and an exit status: this is the
+/// only place where library errors meet the terminal.
+func runReportingErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let task = Task { try await body() }
+    let watcher = SignalWatcher { task.cancel() }
+    defer { watcher.stop() }
+    do {
+        return try await task.value
+    } catch let error as MediaMuxError {
+        ProgressBar.clearLine()
+        var message = "error: \(error.description)"
+        if let hint = error.hint { message += "\nhint: \(hint)" }
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        throw ExitCode(ExitStatus.code(for: error))
+    } catch is CancellationError {
+        throw ExitCode(130)
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a callback instead of process death, so the
+/// library can remove its temporary file before exiting.
+final class SignalWatcher {
+    private static let lastSignal = Atomic<Int32>(0)
+    static var received: Int32? {
+        let number = lastSignal.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
+    private let sources: [DispatchSourceSignal]
+
+    init(onSignal: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                SignalWatcher.lastSignal.store(number, ordering: .relaxed)
+                onSignal()
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func stop() {
+        sources.forEach { $0.cancel() }
+    }
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+final class ProgressBar: @unchecked Sendable {
+    // Guarded by `lock`: updated from the library's worker thread.
+    private let lock = NSLock()
+    private var lastDrawn = -1
+
+    static func forStandardError(enabled: Bool) -> ProgressBar? {
+        enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
+    }
+
+    func update(fraction: Double, detail: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        let percent = Int((fraction * 100).rounded(.down))
+        guard percent != lastDrawn else { return }
+        lastDrawn = percent
+        let width = 30
+        let filled = Int(Double(width) * fraction)
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)% \(detail)\u{1B}[K".utf8))
+    }
+
+    func clear() { Self.clearLine() }
+
+    static func clearLine() {
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}

@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# Regenerates the synthetic test fixtures in TestMedia/ (this script's directory)
+# with the ffmpeg CLI, checks them with ffprobe, and rewrites expected.json
+# (ffprobe facts for every media file, including the committed files in real/).
+#
+#   bash TestMedia/make-fixtures.sh
+#
+# Made with ffmpeg/ffprobe 5.1 (Debian bookworm: libx264, libx265, libvpx,
+# libaom, libmp3lame, libopus). Re-runnable; output is deterministic for a
+# given ffmpeg/encoder build (bitexact flags, single-threaded encoders, no
+# metadata). Another ffmpeg or encoder version may produce different bytes;
+# the assertions below check the properties the tests rely on.
+# The real-world files in real/ are NOT generated here (see real/SOURCES.md).
+set -euo pipefail
+
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$DIR"
+
+command -v ffmpeg >/dev/null || { echo "ffmpeg not found" >&2; exit 1; }
+command -v ffprobe >/dev/null || { echo "ffprobe not found" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 not found" >&2; exit 1; }
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+FF=(ffmpeg -nostdin -hide_banner -loglevel error -y)
+# Output options that make the files reproducible.
+BX=(-fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1 -threads 1)
+# H.264: small, B-frames (3, pyramid), GOP 30, 4:2:0.
+X264=(-c:v libx264 -preset medium -crf 35 -bf 3 -g 30 -pix_fmt yuv420p)
+PROBE=(ffprobe -v error)
+
+fail() { echo "ASSERTION FAILED: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+# testsrc: cheap to encode (small files), has a frame counter and asymmetric
+# content, so a wrong rotation is visible.
+src_video() { # size duration
+  echo "testsrc=size=$1:rate=30:duration=$2"
+}
+src_sine() { # frequency sample_rate duration
+  echo "sine=frequency=$1:sample_rate=$2:duration=$3"
+}
+
+probe1() { # entries file  -> first value (no key)
+  "${PROBE[@]}" -show_entries "$1" -of default=nw=1:nk=1 "$2" | sed -n 1p
+}
+vprobe1() { # entries file -> first value for the first video stream
+  "${PROBE[@]}" -select_streams v:0 -show_entries "$1" -of default=nw=1:nk=1 "$2" | sed -n 1p
+}
+assert_eq() { # actual expected message
+  [[ "$1" == "$2" ]] || fail "$3: got '$1', expected '$2'"
+}
+assert_close() { # actual expected tolerance message
+  python3 -c 'import sys; a,e,t=map(float,sys.argv[1:4]); sys.exit(0 if abs(a-e)<=t else 1)' "$1" "$2" "$3" \
+    || fail "$4: got $1, expected $2 +- $3"
+}
+
+# --------------------------------------------------------------------------
+step "h264_bframes_aac.mp4 (H.264 B-frames 4.0 s + own AAC 880 Hz 3.0 s)"
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 4)" -f lavfi -i "$(src_sine 880 44100 3)" \
+  -map 0:v -map 1:a "${X264[@]}" -c:a aac -b:a 32k "${BX[@]}" h264_bframes_aac.mp4
+assert_eq "$(vprobe1 stream=has_b_frames h264_bframes_aac.mp4)" 2 "h264_bframes_aac has_b_frames"
+nb_b=$("${PROBE[@]}" -select_streams v:0 -show_entries frame=pict_type -of csv=p=0 h264_bframes_aac.mp4 | grep -c '^B' || true)
+(( nb_b > 0 )) || fail "h264_bframes_aac.mp4 has no B-frames"
+# B-frames => decode order differs from presentation order (pts not monotonic).
+python3 - h264_bframes_aac.mp4 <<'EOF' || fail "h264_bframes_aac.mp4: pts is monotonic in decode order"
+import subprocess, sys
+out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                      "packet=pts", "-of", "csv=p=0", sys.argv[1]], capture_output=True, text=True, check=True).stdout
+pts = [int(x) for x in out.split()]
+sys.exit(0 if any(b < a for a, b in zip(pts, pts[1:])) else 1)
+EOF
+assert_close "$(probe1 stream=duration h264_bframes_aac.mp4 | sed -n 1p)" 4.0 0.001 "h264_bframes_aac video duration"
+assert_close "$("${PROBE[@]}" -select_streams a:0 -show_entries stream=duration -of default=nw=1:nk=1 h264_bframes_aac.mp4)" 3.0 0.001 "h264_bframes_aac audio duration"
+echo "   B-frames: $nb_b of 120 frames"
+
+# --------------------------------------------------------------------------
+step "h264_rot90/180/270.mp4 (320x240, tkhd matrix patched)"
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 3)" "${X264[@]}" "${BX[@]}" "$TMP/rot.mp4"
+for deg in 90 180 270; do
+  cp "$TMP/rot.mp4" "h264_rot$deg.mp4"
+  python3 "$DIR/patch-rotation.py" "h264_rot$deg.mp4" "$deg"
+done
+# ffprobe reports the counterclockwise angle: clockwise 90 => -90, 270 => 90.
+assert_eq "$(vprobe1 stream_side_data=rotation h264_rot90.mp4)" -90 "h264_rot90 rotation"
+r180="$(vprobe1 stream_side_data=rotation h264_rot180.mp4)"
+[[ "$r180" == 180 || "$r180" == -180 ]] || fail "h264_rot180 rotation: got '$r180'"
+assert_eq "$(vprobe1 stream_side_data=rotation h264_rot270.mp4)" 90 "h264_rot270 rotation"
+assert_eq "$(vprobe1 stream_side_data=rotation "$TMP/rot.mp4")" "" "unpatched file has no rotation"
+assert_eq "$(vprobe1 stream=width,height h264_rot90.mp4)" 320 "h264_rot90 coded width stays 320"
+
+# --------------------------------------------------------------------------
+step "h264_coded_portrait.mp4 (240x320 coded, no rotation)"
+"${FF[@]}" -f lavfi -i "$(src_video 240x320 3)" "${X264[@]}" "${BX[@]}" h264_coded_portrait.mp4
+assert_eq "$("${PROBE[@]}" -select_streams v:0 -show_entries stream=width,height -of csv=p=0 h264_coded_portrait.mp4)" "240,320" "portrait size"
+assert_eq "$(vprobe1 stream_side_data=rotation h264_coded_portrait.mp4)" "" "portrait has no rotation"
+
+# --------------------------------------------------------------------------
+step "hevc_hev1.mp4 (HEVC tagged hev1, B-frames, 2.0 s)"
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 2)" -c:v libx265 -preset fast -crf 35 -pix_fmt yuv420p \
+  -x265-params log-level=none:pools=none:frame-threads=1:bframes=3:keyint=30 -tag:v hev1 "${BX[@]}" hevc_hev1.mp4
+assert_eq "$(vprobe1 stream=codec_tag_string hevc_hev1.mp4)" hev1 "hevc tag"
+nb_b=$("${PROBE[@]}" -select_streams v:0 -show_entries frame=pict_type -of csv=p=0 hevc_hev1.mp4 | grep -c '^B' || true)
+(( nb_b > 0 )) || fail "hevc_hev1.mp4 has no B-frames"
+
+# --------------------------------------------------------------------------
+step "h264_vfr.mp4 (variable frame rate, 2.5 s)"
+# Frames 0-9 every 1/30 s, 10-39 every 3rd frame, 40-74 every 2nd frame.
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 2.5)" \
+  -vf "select='lt(n\,10)+between(n\,10\,39)*not(mod(n\,3))+gte(n\,40)*not(mod(n\,2))'" -fps_mode vfr \
+  "${X264[@]}" "${BX[@]}" h264_vfr.mp4
+# ffprobe 5.1 reports packet duration=512 for every packet of this file, so
+# check the dts steps (they come from stts) instead.
+ndur=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=dts -of csv=p=0 h264_vfr.mp4 \
+  | awk 'NR > 1 { print $1 - prev } { prev = $1 }' | sort -un | wc -l)
+(( ndur >= 3 )) || fail "h264_vfr.mp4 has only $ndur distinct dts steps"
+
+# --------------------------------------------------------------------------
+step "vp9.mp4 (VP9 in MP4, 2.0 s)"
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 2)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 \
+  -b:v 60k -g 30 -pix_fmt yuv420p "${BX[@]}" vp9.mp4
+assert_eq "$(vprobe1 stream=codec_name vp9.mp4)" vp9 "vp9 codec"
+
+step "av1.mp4 (AV1 in MP4, 1.5 s, libaom-av1)"
+encoders="$(ffmpeg -hide_banner -encoders 2>/dev/null)"
+if [[ "$encoders" == *" libaom-av1 "* ]]; then
+  "${FF[@]}" -f lavfi -i "$(src_video 320x240 1.5)" -c:v libaom-av1 -cpu-used 8 -row-mt 1 -crf 40 -b:v 0 \
+    -g 30 -pix_fmt yuv420p "${BX[@]}" av1.mp4
+  assert_eq "$(vprobe1 stream=codec_name av1.mp4)" av1 "av1 codec"
+else
+  echo "   libaom-av1 not available: av1.mp4 skipped" >&2
+fi
+
+# --------------------------------------------------------------------------
+step "h264_aac.mkv (Matroska, H.264 B-frames 3.0 s + AAC 3.0 s)"
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 3)" -f lavfi -i "$(src_sine 440 44100 3)" \
+  -map 0:v -map 1:a "${X264[@]}" -c:a aac -b:a 32k "${BX[@]}" h264_aac.mkv
+assert_eq "$(vprobe1 stream=has_b_frames h264_aac.mkv)" 2 "mkv has_b_frames"
+
+# --------------------------------------------------------------------------
+step "h264_negative_start.mp4 (stream copy from 1.1 s: starts on a non-keyframe via elst)"
+# Input seeking with -c copy starts at the keyframe at 1.0 s; the packets before
+# 1.1 s get negative timestamps, and the mov muxer writes an edit list whose
+# media_time skips them (plus the B-frame delay).
+"${FF[@]}" -ss 1.1 -i h264_bframes_aac.mp4 -map 0:v -c copy "${BX[@]}" h264_negative_start.mp4
+first_pts=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts -of csv=p=0 h264_negative_start.mp4 | sed -n 1p)
+(( first_pts < 0 )) || fail "h264_negative_start.mp4: first packet pts $first_pts is not negative"
+
+# --------------------------------------------------------------------------
+step "audio: aac_7s.m4a, aac_2s.m4a, mp3_5s.mp3, opus_5s.webm, opus_5s.ogg, pcm_2s.wav"
+"${FF[@]}" -f lavfi -i "$(src_sine 440 44100 7.3)" -ac 2 -c:a aac -b:a 32k "${BX[@]}" aac_7s.m4a
+"${FF[@]}" -f lavfi -i "$(src_sine 660 48000 2)" -c:a aac -b:a 24k "${BX[@]}" aac_2s.m4a
+"${FF[@]}" -f lavfi -i "$(src_sine 550 44100 5)" -c:a libmp3lame -b:a 32k "${BX[@]}" mp3_5s.mp3
+"${FF[@]}" -f lavfi -i "$(src_sine 550 48000 5)" -c:a libopus -b:a 16k "${BX[@]}" opus_5s.webm
+"${FF[@]}" -f lavfi -i "$(src_sine 550 48000 5)" -c:a libopus -b:a 16k "${BX[@]}" opus_5s.ogg
+"${FF[@]}" -f lavfi -i "$(src_sine 330 8000 2)" -c:a pcm_s16le "${BX[@]}" pcm_2s.wav
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,profile,sample_rate,channels -of csv=p=0 aac_7s.m4a)" "aac,LC,44100,2" "aac_7s"
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,profile,sample_rate,channels -of csv=p=0 aac_2s.m4a)" "aac,LC,48000,1" "aac_2s"
+assert_close "$(probe1 stream=duration aac_7s.m4a)" 7.3 0.001 "aac_7s duration"
+assert_close "$(probe1 stream=duration aac_2s.m4a)" 2.0 0.001 "aac_2s duration"
+assert_eq "$(probe1 stream=codec_name mp3_5s.mp3)" mp3 "mp3"
+assert_eq "$(probe1 stream=codec_name opus_5s.webm)" opus "opus webm"
+assert_eq "$(probe1 stream=codec_name opus_5s.ogg)" opus "opus ogg"
+assert_eq "$(probe1 stream=codec_name pcm_2s.wav)" pcm_s16le "wav"
+# HE-AAC: ffmpeg's native aac encoder only makes LC (libfdk_aac is not in
+# Debian's ffmpeg), so there is no aac_he.m4a.
+
+# --------------------------------------------------------------------------
+step "bad inputs: empty.m4a, html_page.m4a, text_file.mp4, random_bytes.mp4, truncated_h264.mp4"
+: > empty.m4a
+cat > html_page.m4a <<'EOF'
+<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>404 Not Found</title></head>
+<body>
+<h1>Not Found</h1>
+<p>The requested URL /media/audio/track-01.m4a was not found on this server.</p>
+<hr><address>Apache/2.4.57 (Debian) Server at media.example.com Port 443</address>
+</body>
+</html>
+EOF
+cat > text_file.mp4 <<'EOF'
+This is a plain text file with an .mp4 extension.
+It contains no ISO base media boxes, no ftyp, no moov and no mdat.
+A media library must reject it with a clean error instead of crashing.
+EOF
+python3 - random_bytes.mp4 <<'EOF'
+# 4096 deterministic pseudo-random bytes: SHA-256 in counter mode, fixed seed.
+import hashlib, sys
+out = b"".join(hashlib.sha256(b"MediaMux random_bytes.mp4 seed %d" % i).digest() for i in range(128))
+open(sys.argv[1], "wb").write(out[:4096])
+EOF
+# Faststart copy (moov before mdat), then keep the first 40 % of its bytes:
+# ftyp + complete moov + the first part of mdat. The mdat header still declares
+# the full size.
+"${FF[@]}" -i h264_bframes_aac.mp4 -map 0 -c copy -movflags +faststart "${BX[@]}" "$TMP/faststart.mp4"
+python3 - "$TMP/faststart.mp4" truncated_h264.mp4 <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+cut = len(data) * 40 // 100
+pos, boxes = 0, []
+while pos + 8 <= len(data):
+    size, typ = struct.unpack_from(">I4s", data, pos)
+    boxes.append((typ, pos, size))
+    pos += size
+order = [t for t, _, _ in boxes]
+assert order.index(b"moov") < order.index(b"mdat"), order
+moov = next(b for b in boxes if b[0] == b"moov")
+mdat = next(b for b in boxes if b[0] == b"mdat")
+assert moov[1] + moov[2] <= cut < mdat[1] + mdat[2], (moov, mdat, cut)
+open(sys.argv[2], "wb").write(data[:cut])
+print("   truncated_h264.mp4: %d of %d bytes; moov %d..%d intact; mdat at %d declares %d bytes, %d present"
+      % (cut, len(data), moov[1], moov[1] + moov[2], mdat[1], mdat[2], cut - mdat[1]))
+EOF
+assert_eq "$(stat -c %s empty.m4a)" 0 "empty.m4a size"
+assert_eq "$(stat -c %s random_bytes.mp4)" 4096 "random_bytes.mp4 size"
+for f in empty.m4a html_page.m4a text_file.mp4 random_bytes.mp4; do
+  if "${PROBE[@]}" "$f" >/dev/null 2>&1; then fail "ffprobe unexpectedly accepts $f"; fi
+done
+
+# --------------------------------------------------------------------------
+step "box-level checks (elst, stts)"
+python3 - <<'EOF'
+import struct
+
+CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts"}
+
+def boxes(b, s, e):
+    p = s
+    while p + 8 <= e:
+        size, t = struct.unpack_from(">I4s", b, p)
+        h = 8
+        if size == 1:
+            size = struct.unpack_from(">Q", b, p + 8)[0]; h = 16
+        elif size == 0:
+            size = e - p
+        yield t, p + h, p + size
+        p += size
+
+def tracks(path):
+    b = open(path, "rb").read()
+    moov = next((ps, pe) for t, ps, pe in boxes(b, 0, len(b)) if t == b"moov")
+    for t, ps, pe in boxes(b, *moov):
+        if t != b"trak":
+            continue
+        info = {}
+        def walk(s, e):
+            for t2, ps2, pe2 in boxes(b, s, e):
+                if t2 in CONTAINERS:
+                    walk(ps2, pe2)
+                elif t2 == b"hdlr":
+                    info["handler"] = b[ps2 + 8:ps2 + 12].decode()
+                elif t2 == b"mdhd":
+                    v = b[ps2]
+                    info["timescale"] = struct.unpack_from(">I", b, ps2 + 4 + (16 if v else 8))[0]
+                elif t2 == b"elst":
+                    v, n = b[ps2], struct.unpack_from(">I", b, ps2 + 4)[0]
+                    q, ents = ps2 + 8, []
+                    for _ in range(n):
+                        sd, mt = struct.unpack_from(">Qq" if v else ">Ii", b, q)
+                        q += 20 if v else 12
+                        ents.append((sd, mt))
+                    info["elst"] = ents
+                elif t2 == b"stts":
+                    n = struct.unpack_from(">I", b, ps2 + 4)[0]
+                    info["stts"] = [struct.unpack_from(">II", b, ps2 + 8 + 8 * i) for i in range(n)]
+        walk(ps, pe)
+        yield info
+
+def video(path):
+    return next(t for t in tracks(path) if t["handler"] == "vide")
+
+neg = video("h264_negative_start.mp4")
+assert len(neg["elst"]) == 1 and neg["elst"][0][1] > 0, neg["elst"]
+print("   h264_negative_start.mp4 video: timescale %d, elst %s" % (neg["timescale"], neg["elst"]))
+src = video("h264_bframes_aac.mp4")
+print("   h264_bframes_aac.mp4 video: elst %s" % src["elst"])
+vfr = video("h264_vfr.mp4")
+deltas = sorted({d for _, d in vfr["stts"]})
+assert len(deltas) >= 3, vfr["stts"]
+print("   h264_vfr.mp4 stts (count, delta) at 1/%d: %s" % (vfr["timescale"], vfr["stts"]))
+aac = next(tracks("aac_7s.m4a"))
+assert aac["elst"][0][1] == 1024, aac["elst"]
+print("   aac_7s.m4a: elst %s (1024 priming samples)" % aac["elst"])
+EOF
+
+# --------------------------------------------------------------------------
+step "expected.json (ffprobe facts for every media file)"
+python3 - <<'EOF'
+import json, os, subprocess
+
+SKIP_EXT = {".md", ".sh", ".py", ".json"}
+files = sorted(f for f in os.listdir(".") if os.path.isfile(f) and os.path.splitext(f)[1] not in SKIP_EXT)
+if os.path.isdir("real"):
+    files += sorted("real/" + f for f in os.listdir("real")
+                    if os.path.splitext(f)[1] not in SKIP_EXT)
+
+def num(v, conv=float):
+    try:
+        return conv(v)
+    except (TypeError, ValueError):
+        return None
+
+version = subprocess.run(["ffprobe", "-version"], capture_output=True, text=True).stdout.split("\n")[0]
+result = {"_generated_by": "TestMedia/make-fixtures.sh",
+          "_ffprobe": version,
+          "_command": "ffprobe -v error -count_packets -show_format -show_streams -of json FILE",
+          "_notes": "durations/start_time in seconds (null = N/A); rotation is ffprobe's "
+                    "counterclockwise display-matrix angle (-90 = 90 degrees clockwise); "
+                    "nb_read_packets comes from -count_packets (packets ffprobe could read); "
+                    "probe_error is set when ffprobe exits non-zero",
+          "files": {}}
+for f in files:
+    p = subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-show_format", "-show_streams",
+                        "-of", "json", f], capture_output=True, text=True)
+    entry = {"size": os.path.getsize(f)}
+    if p.returncode != 0:
+        entry["probe_error"] = (p.stderr.strip().splitlines() or ["ffprobe failed"])[-1]
+        result["files"][f] = entry
+        continue
+    if p.stderr.strip():
+        entry["probe_warnings"] = sorted(set(l.split("] ", 1)[-1] for l in p.stderr.strip().splitlines()))[:5]
+    data = json.loads(p.stdout)
+    fmt = data.get("format", {})
+    entry["format_name"] = fmt.get("format_name")
+    entry["format_duration"] = num(fmt.get("duration"))
+    entry["format_start_time"] = num(fmt.get("start_time"))
+    streams = []
+    for s in data.get("streams", []):
+        d = {"index": s["index"], "codec_type": s.get("codec_type"), "codec_name": s.get("codec_name"),
+             "codec_tag_string": s.get("codec_tag_string"), "profile": s.get("profile"),
+             "time_base": s.get("time_base"), "start_time": num(s.get("start_time")),
+             "duration": num(s.get("duration")), "nb_frames": num(s.get("nb_frames"), int),
+             "nb_read_packets": num(s.get("nb_read_packets"), int)}
+        if s.get("codec_type") == "video":
+            d.update(width=s.get("width"), height=s.get("height"), pix_fmt=s.get("pix_fmt"),
+                     has_b_frames=s.get("has_b_frames"), avg_frame_rate=s.get("avg_frame_rate"))
+            rot = [sd["rotation"] for sd in s.get("side_data_list", []) if "rotation" in sd]
+            d["rotation"] = rot[0] if rot else None
+        elif s.get("codec_type") == "audio":
+            d.update(sample_rate=num(s.get("sample_rate"), int), channels=s.get("channels"))
+        streams.append(d)
+    entry["streams"] = streams
+    result["files"][f] = entry
+with open("expected.json", "w") as out:
+    json.dump(result, out, indent=1, sort_keys=False)
+    out.write("\n")
+print("   %d files described" % len(files))
+EOF
+
+# --------------------------------------------------------------------------
+step "sizes"
+synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 aac_7s.m4a aac_2s.m4a
+           mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
+           text_file.mp4 random_bytes.mp4)
+[[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
+syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
+all_total=$(du -sb "$DIR" | cut -f1)
+echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
+echo "   whole TestMedia folder: $all_total bytes"
+(( syn_total < 550000 )) || fail "synthetic fixtures too big: $syn_total bytes"
+(( all_total < 5000000 )) || fail "TestMedia too big: $all_total bytes"
+echo "OK"
