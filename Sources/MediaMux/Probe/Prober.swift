@@ -72,18 +72,28 @@ struct Prober {
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
     }
 
-    /// MP4/MOV: FFmpeg applies the edit lists, so a stream's `duration` is where
-    /// its presentation ends, counted from the movie's zero (empty edits included).
+    /// MP4/MOV: a track is presented for its tkhd duration (the sum of its
+    /// edits), which is what players show. FFmpeg's stream duration is
+    /// sometimes that and sometimes the media's span; where both name the same
+    /// instant to within a movie tick, FFmpeg's finer time base is kept.
     private func applyQuickTimeTiming(_ demuxer: DemuxerHandle, to streams: inout [StreamInfo]) {
         let smpb = demuxer.metadata("iTunSMPB").flatMap(ITunesGaplessInfo.init)
+        // Fragmented or damaged files may have no usable movie header; FFmpeg's values stand then.
+        let header = try? TrackDurations(path: demuxer.path)
         for i in streams.indices {
             let stream = demuxer.stream(i).pointee
             let scale = streams[i].timeBase
             func ticks(_ value: Int64) -> MediaTime { MediaTime(value: value * scale.value, timescale: scale.timescale) }
             guard stream.duration > 0, stream.duration != noTimestamp else { continue }
             let start = stream.start_time != noTimestamp ? ticks(stream.start_time) : .zero()
+            var end = ticks(stream.duration)
+            if let header, let stated = header.durations[Int(stream.id)], stated > 0 {
+                let statedEnd = MediaTime(value: stated, timescale: header.movieTimescale)
+                let tick = MediaTime(value: 1, timescale: header.movieTimescale)
+                if statedEnd - end > tick || end - statedEnd > tick { end = statedEnd }
+            }
             streams[i].start = start
-            streams[i].end = ticks(stream.duration)
+            streams[i].end = end
             streams[i].timing = .container
             // AAC whose delay and padding are declared only by iTunSMPB: FFmpeg
             // starts the stream at the priming; the real waveform is `valid` samples.

@@ -4,16 +4,19 @@ internal import CFFmpeg
 /// context. `finish()` writes the trailer; an unfinished muxer is closed by
 /// deinit and its file is the caller's to delete.
 final class MuxerHandle {
+    /// The file written; errors name `reportedPath`, the output the user asked for.
     let path: String
+    let reportedPath: String
     let context: UnsafeMutablePointer<AVFormatContext>
     private var isOpen = false
 
-    init(path: String, muxer: String) throws {
+    init(path: String, reportedPath: String, muxer: String) throws {
         self.path = path
+        self.reportedPath = reportedPath
         var created: UnsafeMutablePointer<AVFormatContext>?
-        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, nil), "creating the \(muxer) muxer", path: path)
+        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, nil), "creating the \(muxer) muxer", path: reportedPath)
         guard let created else {
-            throw MediaMuxError.ffmpeg(operation: "creating the \(muxer) muxer", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.ffmpeg(operation: "creating the \(muxer) muxer", path: reportedPath, code: -12, message: "out of memory")
         }
         context = created
     }
@@ -26,15 +29,15 @@ final class MuxerHandle {
     /// Adds a stream whose parameters are copied from an input stream.
     func addStream(copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
-            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: reportedPath, code: -12, message: "out of memory")
         }
-        try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: path)
+        try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: reportedPath)
         // Let the muxer choose the sample entry unless the plan says otherwise.
         stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
         stream.pointee.time_base = input.pointee.time_base
         av_dict_copy(&stream.pointee.metadata, input.pointee.metadata, 0)
         if let rotation {
-            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: path)
+            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: reportedPath)
         }
         return stream
     }
@@ -46,23 +49,23 @@ final class MuxerHandle {
     }
 
     func open(options: [String: String]) throws {
-        try ffmpegCheck(avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE), "creating the output file", path: path)
+        try ffmpegCheck(avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE), "creating the output file", path: reportedPath)
         isOpen = true
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
-        try ffmpegCheck(avformat_write_header(context, &dictionary), "writing the file header", path: path)
+        try ffmpegCheck(avformat_write_header(context, &dictionary), "writing the file header", path: reportedPath)
     }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
 
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: path)
+        try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: reportedPath)
     }
 
     func finish() throws {
-        try ffmpegCheck(av_write_trailer(context), "writing the movie header", path: path)
-        try ffmpegCheck(avio_closep(&context.pointee.pb), "closing the output", path: path)
+        try ffmpegCheck(av_write_trailer(context), "writing the movie header", path: reportedPath)
+        try ffmpegCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
         isOpen = false
     }
 }

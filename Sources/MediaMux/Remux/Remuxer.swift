@@ -31,7 +31,7 @@ final class Remuxer {
 
         let videoInput = try DemuxerHandle(path: plan.video.path, cancellation: cancellation)
         let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
-        let muxer = try MuxerHandle(path: temporary.path, muxer: plan.container.muxer)
+        let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput)
         let inputs = [videoInput, audioInput]
         let tracks = [plan.video, plan.audio]
@@ -49,6 +49,8 @@ final class Remuxer {
         ]
         var written = [Written(), Written()]
         try pump(readers: readers, into: muxer, written: &written)
+        try readers[0].checkComplete(declaredPackets: plan.video.sampleCount)
+        try readers[1].checkComplete(declaredPackets: plan.audio.sampleCount)
         try muxer.finish()
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
 

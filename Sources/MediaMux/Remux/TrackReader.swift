@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Foundation
 
 /// Reads one stream of an input in decode order and hands out exactly the
 /// packets the plan keeps, with timestamps moved onto the output timeline.
@@ -25,6 +26,11 @@ final class TrackReader {
     private var undated: [PacketBuffer] = []
     private var lastDTS: Int64?
     private var lastDuration: Int64 = 0
+    /// What was seen, to tell a complete track from a truncated one.
+    private(set) var packetsRead = 0
+    private(set) var reachedEndOfFile = false
+    /// The end of the latest-ending packet read, relative to the output's zero.
+    private(set) var contentEnd: Int64 = .min
 
     init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime, trimsLastDuration: Bool) throws {
         self.demuxer = demuxer
@@ -59,6 +65,24 @@ final class TrackReader {
         }
     }
 
+    /// Throws when the file ended before the planned end and before all the
+    /// packets its container declares: a truncated or damaged file, whose copy
+    /// would silently stop short.
+    func checkComplete(declaredPackets: Int?) throws {
+        guard reachedEndOfFile else { return }
+        if let declaredPackets {
+            guard packetsRead < declaredPackets else { return }
+            throw MediaMuxError.damaged(
+                path: demuxer.path, detail: "only \(packetsRead) of \(declaredPackets) packets of stream \(streamIndex) could be read")
+        }
+        // Without a declared count, the packets themselves must reach the end (within a second of slack).
+        let slack = Int64(timeBase.den) / Int64(max(timeBase.num, 1))
+        guard contentEnd < endTick - slack else { return }
+        let seconds = Double(max(contentEnd, 0)) * av_q2d(timeBase)
+        throw MediaMuxError.damaged(
+            path: demuxer.path, detail: String(format: "stream %d stops at %.3f s, before its declared end", streamIndex, seconds))
+    }
+
     func reuse(_ buffer: PacketBuffer) {
         spare.append(buffer)
     }
@@ -84,6 +108,7 @@ final class TrackReader {
             let leftovers = undated
             undated.removeAll()
             leftovers.forEach(accept)
+            reachedEndOfFile = true
             finish(returning: buffer)
             return
         }
@@ -92,6 +117,7 @@ final class TrackReader {
             spare.append(buffer)
             return
         }
+        packetsRead += 1
         if packet.pointee.pts == noTimestamp { packet.pointee.pts = packet.pointee.dts }
         guard packet.pointee.pts != noTimestamp else {
             throw MediaMuxError.damaged(path: demuxer.path, detail: "a packet of stream \(streamIndex) has no timestamp")
@@ -130,6 +156,7 @@ final class TrackReader {
         lastDuration = packet.pointee.duration
         packet.pointee.pts -= originTick
         packet.pointee.dts -= originTick
+        contentEnd = max(contentEnd, packet.pointee.pts + max(packet.pointee.duration, 0))
         guard !finished else {
             spare.append(buffer)
             return

@@ -1,0 +1,175 @@
+import Foundation
+
+/// What went wrong reading or patching QuickTime/MP4 boxes.
+enum BoxFailure: Error, CustomStringConvertible {
+    case malformed(String)
+    case layoutMismatch(String)
+    var description: String {
+        switch self {
+        case .malformed(let detail): return "malformed movie header (\(detail))"
+        case .layoutMismatch(let detail): return "unexpected edit list layout (\(detail))"
+        }
+    }
+}
+
+/// The top-level `moov` box of a file, read whole (it holds only tables).
+struct MovieBox {
+    var offset: Int
+    var headerSize: Int
+    var bytes: [UInt8]
+}
+
+/// Finds and reads the first top-level moov box, skipping over mdat without reading it.
+func readMovieBox(descriptor: Int32) throws -> MovieBox {
+    var offset = 0
+    var info = stat()
+    fstat(descriptor, &info)
+    let fileSize = Int(info.st_size)
+    var header = [UInt8](repeating: 0, count: 16)
+    while offset + 8 <= fileSize {
+        guard pread(descriptor, &header, 16, off_t(offset)) >= 8 else { break }
+        var size = Int(BoxBuffer.be32(header, 0))
+        var headerSize = 8
+        if size == 1 {
+            size = Int(clamping: BoxBuffer.be64(header, 8))
+            headerSize = 16
+        } else if size == 0 {
+            size = fileSize - offset
+        }
+        guard size >= headerSize, offset + size <= fileSize else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
+        if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
+            guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
+            var bytes = [UInt8](repeating: 0, count: size)
+            guard pread(descriptor, &bytes, size, off_t(offset)) == size else { throw BoxFailure.malformed("short read of moov") }
+            return MovieBox(offset: offset, headerSize: headerSize, bytes: bytes)
+        }
+        offset += size
+    }
+    throw BoxFailure.malformed("no moov box")
+}
+
+/// Each track's presentation duration as the movie header states it (tkhd,
+/// the sum of its edits), in the movie timescale: what players show.
+struct TrackDurations {
+    var movieTimescale: Int64
+    /// By track_ID.
+    var durations: [Int: Int64]
+
+    init(path: String) throws {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
+        defer { close(descriptor) }
+        let moov = try readMovieBox(descriptor: descriptor)
+        let buffer = BoxBuffer(bytes: moov.bytes)
+        movieTimescale = 0
+        durations = [:]
+        for child in try buffer.children(of: 0..<moov.bytes.count, headerSize: moov.headerSize) {
+            if child.type == "mvhd" {
+                movieTimescale = Int64(try buffer.uint32(at: child.payload.lowerBound + (try buffer.uint8(at: child.payload.lowerBound) == 1 ? 20 : 12)))
+            } else if child.type == "trak" {
+                for box in try buffer.children(of: child.payload, headerSize: 0) where box.type == "tkhd" {
+                    let start = box.payload.lowerBound
+                    if try buffer.uint8(at: start) == 1 {
+                        let id = Int(try buffer.uint32(at: start + 20))
+                        durations[id] = Int64(clamping: UInt64(try buffer.uint32(at: start + 28)) << 32 | UInt64(try buffer.uint32(at: start + 32)))
+                    } else {
+                        let id = Int(try buffer.uint32(at: start + 12))
+                        durations[id] = Int64(try buffer.uint32(at: start + 20))
+                    }
+                }
+            }
+        }
+        guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
+    }
+}
+
+/// A byte buffer holding one box tree, with just the reads and writes the patcher needs.
+struct BoxBuffer {
+    struct Box {
+        var type: String
+        /// The bytes after the box header.
+        var payload: Range<Int>
+    }
+
+    var bytes: [UInt8]
+
+    static func be32(_ b: [UInt8], _ i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+
+    static func be64(_ b: [UInt8], _ i: Int) -> UInt64 {
+        UInt64(be32(b, i)) << 32 | UInt64(be32(b, i + 4))
+    }
+
+    func uint8(at i: Int) throws -> UInt8 {
+        guard i < bytes.count else { throw BoxFailure.malformed("read past the end") }
+        return bytes[i]
+    }
+
+    func uint32(at i: Int) throws -> UInt32 {
+        guard i + 4 <= bytes.count else { throw BoxFailure.malformed("read past the end") }
+        return Self.be32(bytes, i)
+    }
+
+    /// The boxes inside `range`, after skipping `headerSize` bytes of the parent's header.
+    func children(of range: Range<Int>, headerSize: Int) throws -> [Box] {
+        var boxes: [Box] = []
+        var offset = range.lowerBound + headerSize
+        while offset + 8 <= range.upperBound {
+            var size = Int(try uint32(at: offset))
+            var header = 8
+            if size == 1 {
+                guard offset + 16 <= range.upperBound else { throw BoxFailure.malformed("truncated box header") }
+                size = Int(Self.be64(bytes, offset + 8))
+                header = 16
+            } else if size == 0 {
+                size = range.upperBound - offset
+            }
+            guard size >= header, offset + size <= range.upperBound else {
+                throw BoxFailure.malformed("box at \(offset) overruns its parent")
+            }
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            boxes.append(Box(type: type, payload: (offset + header)..<(offset + size)))
+            offset += size
+        }
+        return boxes
+    }
+
+    mutating func put32(_ value: UInt32, at i: Int) {
+        for k in 0..<4 { bytes[i + k] = UInt8(truncatingIfNeeded: value >> (24 - 8 * k)) }
+    }
+
+    mutating func put64(_ value: UInt64, at i: Int) {
+        put32(UInt32(truncatingIfNeeded: value >> 32), at: i)
+        put32(UInt32(truncatingIfNeeded: value), at: i + 4)
+    }
+
+    /// Writes a duration field of a full box whose position depends on its version.
+    mutating func writeDuration(fullBoxAt payload: Range<Int>, v0Offset: Int, v1Offset: Int, value: Int64) throws {
+        let version = try uint8(at: payload.lowerBound)
+        let offset = payload.lowerBound + (version == 1 ? v1Offset : v0Offset)
+        guard offset + (version == 1 ? 8 : 4) <= payload.upperBound else { throw BoxFailure.malformed("short full box") }
+        if version == 1 {
+            put64(UInt64(value), at: offset)
+        } else {
+            guard let narrow = UInt32(exactly: value) else { throw BoxFailure.layoutMismatch("duration \(value) needs 64 bits") }
+            put32(narrow, at: offset)
+        }
+    }
+
+    mutating func writeEdit(at offset: Int, version: UInt8, duration: Int64, mediaTime: Int64) throws {
+        guard duration >= 0 else { throw BoxFailure.layoutMismatch("negative edit duration") }
+        if version == 1 {
+            guard offset + 20 <= bytes.count else { throw BoxFailure.malformed("short elst") }
+            put64(UInt64(duration), at: offset)
+            put64(UInt64(bitPattern: mediaTime), at: offset + 8)
+        } else {
+            guard offset + 12 <= bytes.count else { throw BoxFailure.malformed("short elst") }
+            guard let narrowDuration = UInt32(exactly: duration), let narrowTime = Int32(exactly: mediaTime) else {
+                throw BoxFailure.layoutMismatch("edit values need 64 bits")
+            }
+            put32(narrowDuration, at: offset)
+            put32(UInt32(bitPattern: narrowTime), at: offset + 4)
+        }
+    }
+}
