@@ -95,6 +95,9 @@ struct Prober {
             streams[i].start = start
             streams[i].end = end
             streams[i].timing = .container
+            // The index after edit-list processing: exactly the packets the demuxer will deliver.
+            let indexed = Int(avformat_index_get_entries_count(demuxer.stream(i)))
+            if indexed > 0 { streams[i].packetCount = indexed }
             // AAC whose delay and padding are declared only by iTunSMPB: FFmpeg
             // starts the stream at the priming; the real waveform is `valid` samples.
             if let smpb, streams[i].kind == .audio, let rate = streams[i].sampleRate, rate > 0,
