@@ -60,9 +60,9 @@ static inline const int32_t *CFFmpeg_stream_display_matrix(const AVStream *strea
 
 // Writes a display matrix for a clockwise rotation of `clockwise_degrees`
 // (0, 90, 180, 270) onto an output stream. av_display_rotation_set() takes the
-// angle with the opposite sign of what players show on screen (y grows
-// downwards there), so an iPhone portrait clip, matrix (0,1,-1,0), is
-// av_display_rotation_set(m, -90). Returns 0 or a negative AVERROR.
+// clockwise angle (an iPhone portrait clip, tkhd matrix (0,1,-1,0), is
+// av_display_rotation_set(m, 90)), while av_display_rotation_get() answers
+// counterclockwise (-90 for that clip). Returns 0 or a negative AVERROR.
 static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_degrees) {
 #if CFFMPEG_CODEC_PAR_SIDE_DATA
     AVPacketSideData *sd = av_packet_side_data_new(&stream->codecpar->coded_side_data,
@@ -76,7 +76,7 @@ static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_de
                                                          9 * sizeof(int32_t));
     if (!matrix) return AVERROR(ENOMEM);
 #endif
-    av_display_rotation_set(matrix, -(double)clockwise_degrees);
+    av_display_rotation_set(matrix, (double)clockwise_degrees);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Synchronization
 
 /// The entry points. All work happens off the caller's task on a thread of
 /// its own (FFmpeg's calls block), and every call is cancelled with its Task.
@@ -31,8 +32,10 @@ public enum MediaMux {
         try await runBlocking { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
     }
 
-    /// Sets how much FFmpeg itself prints to stderr (quiet by default).
+    /// Sets how much FFmpeg itself prints to stderr. MediaMux keeps it quiet
+    /// unless told otherwise: its own errors say what went wrong.
     public static func setFFmpegLogging(verbose: Bool) {
+        FFmpegLogging.chosen.store(true, ordering: .relaxed)
         av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_QUIET)
     }
 
@@ -74,6 +77,7 @@ func outputFacts(output: String, inputs: [String]) -> OutputFacts {
 /// Runs blocking FFmpeg work on its own thread; Task cancellation raises the
 /// flag the packet loop and FFmpeg's interrupt callback check.
 func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+    FFmpegLogging.quietUnlessChosen()
     let flag = CancellationFlag()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -86,5 +90,14 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) thr
         }
     } onCancel: {
         flag.raise()
+    }
+}
+
+/// FFmpeg prints warnings to stderr by default; a library should not.
+enum FFmpegLogging {
+    static let chosen = Atomic<Bool>(false)
+
+    static func quietUnlessChosen() {
+        if !chosen.load(ordering: .relaxed) { av_log_set_level(AV_LOG_QUIET) }
     }
 }

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import MediaMux
+
+/// End-to-end merges over TestMedia, checked with the tests' own MP4 reader
+/// (never with libavformat): durations and edits in the written boxes, the
+/// display matrix, the sample entry, and the copied samples' bytes.
+struct MergeTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var video: String
+        var audio: String
+        /// The expected end, from the fixtures' own facts (SOURCES.md, TestMedia/README.md).
+        var seconds: Double
+        var rotation = 0
+        var videoTag: String? = nil
+        var orientation: Orientation = .landscape
+        var testDescription: String { "\(video) + \(audio)" }
+    }
+
+    static let cases: [Case] = [
+        // H.264 with B-frames (4.0 s) cut by a 2.0 s AAC.
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", seconds: 2.0, videoTag: "avc1"),
+        // iPhone HEVC, B-frames, edit list starting before the first sync sample: elst 27722/10000 s.
+        Case(video: "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", audio: "aac_7s.m4a", seconds: 2.7722, videoTag: "hvc1"),
+        // Audio starting 44 ms late: empty edit 1320/30000 + 29259/30000.
+        Case(video: "real/apple_h264_bframes_audio_starts_44ms_late.mov", audio: "real/apple_h264_bframes_audio_starts_44ms_late.mov", seconds: 30579.0 / 30000),
+        // iTunSMPB-only priming: 7119 valid samples at 22050 Hz.
+        Case(video: "h264_bframes_aac.mp4", audio: "real/nero_aac_lc_22khz_mono_itunsmpb.m4a", seconds: 7119.0 / 22050),
+        // VP9 in WebM (ns timestamps) with fdkaac iTunSMPB: 11187 valid samples at 44.1 kHz.
+        Case(video: "real/vp9_642x642_mkvmerge_timescale1ns.webm", audio: "real/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", seconds: 11187.0 / 44100),
+        // HEVC tagged hev1 comes out hvc1.
+        Case(video: "hevc_hev1.mp4", audio: "aac_7s.m4a", seconds: 2.0, videoTag: "hvc1"),
+        // Variable frame rate: the movie header says 2.5 s.
+        Case(video: "h264_vfr.mp4", audio: "aac_7s.m4a", seconds: 2.5),
+        // Edit list starting on a non-keyframe: elst 2900 ms.
+        Case(video: "h264_negative_start.mp4", audio: "aac_7s.m4a", seconds: 2.9),
+        // Matroska video starting at 23 ms, 3 s long, with MP3.
+        Case(video: "h264_aac.mkv", audio: "mp3_5s.mp3", seconds: 3.023),
+        // AV1 with Opus from a WebM without duration.
+        Case(video: "av1.mp4", audio: "real/chrome_mediarecorder_opus_no_duration.webm", seconds: 1.5),
+        // Android layout with a VBR MP3.
+        Case(video: "real/android14_hevc_hlg_audio_track_first.mp4", audio: "real/lame399_vbr_xing_lametag_mono.mp3", seconds: 0.3001),
+        // Rotation: landscape rule and keep.
+        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
+        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90, orientation: .keep),
+        Case(video: "h264_rot180.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 180),
+        Case(video: "h264_rot270.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
+        Case(video: "h264_coded_portrait.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90),
+        Case(video: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", audio: "aac_7s.m4a", seconds: 179.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+    ]
+
+    @Test(arguments: cases)
+    func mergeIsExact(_ example: Case) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MediaMux.merge(
+            video: Fixtures.path(example.video), audio: Fixtures.path(example.audio), output: output,
+            options: MergeOptions(orientation: example.orientation))
+        #expect(folder.contents == ["out.mp4"], "no temporary file is left behind")
+
+        let file = try MP4File(path: output)
+        #expect(file.isFastStart)
+        let movieSeconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        #expect(abs(movieSeconds - example.seconds) < 0.001, "mvhd says \(movieSeconds) s")
+        #expect(abs(report.duration.seconds - example.seconds) < 0.001)
+        #expect(file.tracks.count == 2)
+        for track in file.tracks {
+            let presented = track.presentedDuration(movieTimescale: file.movieTimescale)
+            #expect(abs(presented - example.seconds) < 0.001, "track \(track.trackID) \(track.handlerType) presents \(presented) s")
+            #expect(Double(track.tkhdDuration) / Double(file.movieTimescale) - example.seconds < 0.001)
+            // The media reaches the end of the edit: nothing is cut short.
+            if let edit = track.editList?.last, edit.mediaTime >= 0 {
+                let editEnd = Double(edit.mediaTime) / Double(track.mediaTimescale) + Double(edit.segmentDuration) / Double(file.movieTimescale)
+                #expect(Double(track.mediaDuration) / Double(track.mediaTimescale) >= editEnd - 0.001)
+            }
+            #expect(track.issues.isEmpty)
+        }
+        let video = try #require(file.videoTracks.first)
+        #expect(video.rotationClockwiseDegrees == example.rotation)
+        if let tag = example.videoTag { #expect(video.sampleFormat == tag) }
+        #expect(report.rotation.degrees == example.rotation)
+
+        try expectCopied(video, from: Fixtures.path(example.video), handler: "vide")
+        try expectCopied(try #require(file.audioTracks.first), from: Fixtures.path(example.audio), handler: "soun")
+    }
+
+    /// The output's samples are the input's, byte for byte and in decode order
+    /// (checked where the input is itself MP4/MOV, which the reader understands).
+    private func expectCopied(_ output: MP4File.Track, from inputPath: String, handler: String) throws {
+        guard [".mp4", ".mov", ".m4a"].contains(where: inputPath.hasSuffix),
+              let input = try MP4File(path: inputPath).tracks.first(where: { $0.handlerType == handler }) else { return }
+        #expect(output.sampleCount > 0 && output.sampleCount <= input.sampleCount)
+        let first = try output.sampleData(0)
+        // FFmpeg skips samples that no edit ever reaches, so the copy may start after the input's first sample.
+        let offset = try (0..<input.sampleCount).first { try input.sampleData($0) == first }
+        let start = try #require(offset, "the first output sample is not among the input's")
+        for index in 0..<output.sampleCount {
+            #expect(try output.sampleData(index) == input.sampleData(start + index), "sample \(index)")
+        }
+    }
+
+    @Test func startOffsetsAndPrimingSurvive() async throws {
+        let folder = try TemporaryFolder()
+        // Audio 44 ms late (empty edit of 1320/30000 s) keeps its delay.
+        let late = folder.path("late.mp4")
+        let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        _ = try await MediaMux.merge(video: movie, audio: movie, output: late)
+        let lateFile = try MP4File(path: late)
+        let lateEdits = try #require(lateFile.audioTracks.first?.editList)
+        #expect(lateEdits.count == 2 && lateEdits[0].isEmpty)
+        #expect(abs(Double(lateEdits[0].segmentDuration) / Double(lateFile.movieTimescale) - 0.044) < 0.0005)
+
+        // Priming given by an edit list (FFmpeg's AAC: 1024 samples) and by iTunSMPB (Nero: 2624).
+        for (audio, priming, rate) in [("aac_7s.m4a", 1024, 44100), ("real/nero_aac_lc_22khz_mono_itunsmpb.m4a", 2624, 22050)] {
+            let output = folder.path("primed-\(priming).mp4")
+            _ = try await MediaMux.merge(video: Fixtures.path("h264_rot180.mp4"), audio: Fixtures.path(audio), output: output)
+            let track = try #require(try MP4File(path: output).audioTracks.first)
+            let edit = try #require(track.editList?.last)
+            #expect(track.mediaTimescale == UInt32(rate))
+            #expect(edit.mediaTime == Int64(priming), "\(audio): media_time \(edit.mediaTime)")
+        }
+    }
+
+    @Test func movieHeaderPlacement() async throws {
+        let folder = try TemporaryFolder()
+        let atEnd = folder.path("end.mov")
+        _ = try await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("pcm_2s.wav"), output: atEnd, options: MergeOptions(faststart: false))
+        #expect(try MP4File(path: atEnd).isFastStart == false)
+        // Sample counts unknown up front are impossible here; the scan-based inputs still reserve room.
+        let front = folder.path("front.mp4")
+        _ = try await MediaMux.merge(video: Fixtures.path("h264_aac.mkv"), audio: Fixtures.path("opus_5s.ogg"), output: front)
+        #expect(try MP4File(path: front).isFastStart)
+    }
+
+    @Test func cancellationLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("cancelled.mp4")
+        let task = Task {
+            try await MediaMux.merge(video: Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: output)
+        }
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a merge cancelled before it started completed")
+        } catch let error as MediaMuxError {
+            guard case .cancelled = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func badInputsAreNamedErrors() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let video = Fixtures.path("h264_rot90.mp4")
+        let audio = Fixtures.path("aac_2s.m4a")
+        let failures: [(String, String, MediaMuxError)] = [
+            (video, Fixtures.path("empty.m4a"), .notMedia(path: Fixtures.path("empty.m4a"), detail: "the file is empty")),
+            (video, Fixtures.path("missing.m4a"), .fileNotFound(path: Fixtures.path("missing.m4a"))),
+            (video, folder.url.path, .notAFile(path: folder.url.path)),
+            (video, video, .noStream(kind: .audio, path: video)),
+            (audio, audio, .noStream(kind: .video, path: audio)),
+            (video, "concat:\(audio)|\(audio)", .fileNotFound(path: "concat:\(audio)|\(audio)")),
+        ]
+        for (videoPath, audioPath, expected) in failures {
+            await #expect(throws: expected) {
+                try await MediaMux.merge(video: videoPath, audio: audioPath, output: output)
+            }
+        }
+        for name in ["html_page.m4a", "text_file.mp4", "random_bytes.mp4"] {
+            await #expect(throws: MediaMuxError.notMedia(path: Fixtures.path(name), detail: "no known audio or video format")) {
+                try await MediaMux.merge(video: video, audio: Fixtures.path(name), output: output)
+            }
+        }
+        for (name, asAudio) in [("truncated_h264.mp4", false), ("real/truncated_coremedia_fmp4_aac.mp4", true), ("real/fuzz_two_moov_no_mdat_bad_timescale.mp4", false)] {
+            do {
+                _ = try await MediaMux.merge(video: asAudio ? video : Fixtures.path(name), audio: asAudio ? Fixtures.path(name) : audio, output: output)
+                Issue.record("\(name) was merged")
+            } catch let error as MediaMuxError {
+                guard case .damaged(let path, _) = error else {
+                    Issue.record("\(name): \(error)")
+                    continue
+                }
+                #expect(path == Fixtures.path(name))
+            }
+        }
+        #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
+    }
+}
