@@ -48,7 +48,7 @@ make_video() { # SECONDS OUT
     say "== making $out (${seconds}s 1280x720 30 fps H.264, ~6 Mb/s; 10 min takes a few minutes)"
     ffmpeg -nostdin -v error -y \
         -f lavfi -i "testsrc2=size=1280x720:rate=30:duration=${seconds}" \
-        -c:v libx264 -preset ultrafast -b:v 5500k -maxrate 5500k -bufsize 11M -g 60 -bf 2 \
+        -c:v libx264 -preset ultrafast -b:v 6M -maxrate 6M -bufsize 12M -g 60 -bf 2 \
         -pix_fmt yuv420p -an -f mp4 "$out.part"
     mv -f "$out.part" "$out"
 }

@@ -35,7 +35,7 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [
             .wallClock, .cpuTotal, .throughput,
             .peakMemoryResident, .peakMemoryResidentDelta,
-            .mallocCountTotal, .mallocBytesCount, .memoryLeaked,
+            .mallocCountTotal, .mallocBytesCount,
             .syscalls, .readBytesLogical, .writeBytesLogical,
         ],
         warmupIterations: 2,

@@ -139,7 +139,6 @@ struct Prober {
             streams[i].end = toTime(endTick)
             streams[i].timing = .packetScan
         }
-        _ = av_seek_frame(demuxer.context, -1, 0, AVSEEK_FLAG_BACKWARD)
     }
 }
 

@@ -27,12 +27,17 @@ final class TemporaryOutput {
             guard rename(path, finalPath) == 0 else {
                 throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
             }
-        } else {
-            guard link(path, finalPath) == 0 else {
-                if errno == EEXIST { throw MediaMuxError.outputExists(path: finalPath) }
+        } else if link(path, finalPath) == 0 {
+            unlink(path)
+        } else if errno == EEXIST {
+            throw MediaMuxError.outputExists(path: finalPath)
+        } else if [EPERM, ENOTSUP, EXDEV, EMLINK].contains(errno), access(finalPath, F_OK) != 0 {
+            // No hard links on this file system: the existence check and rename are not atomic, but close.
+            guard rename(path, finalPath) == 0 else {
                 throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
             }
-            unlink(path)
+        } else {
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
         }
         committed = true
         return Int(info.st_size)
