@@ -23,19 +23,44 @@ enum ExitStatus {
 /// and turns its errors into one `error:` line and an exit status: this is the
 /// only place where library errors meet the terminal.
 func runReportingErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let task = Task { try await body() }
-    let watcher = SignalWatcher { task.cancel() }
+    // Signals are caught before the work starts, so that none can kill the
+    // process while a temporary output exists.
+    let pending = PendingCancellation()
+    let watcher = SignalWatcher { pending.cancel() }
     defer { watcher.stop() }
+    let task = Task { try await body() }
+    pending.attach(task)
     do {
         return try await task.value
     } catch let error as MediaMuxError {
         ProgressBar.clearLine()
         var message = "error: \(error.description)"
         if let hint = error.hint { message += "\nhint: \(hint)" }
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        printToStandardError(message)
         throw ExitCode(ExitStatus.code(for: error))
     } catch is CancellationError {
-        throw ExitCode(130)
+        throw ExitCode(SignalWatcher.received.map { 128 + $0 } ?? 130)
+    }
+}
+
+/// Cancels a task that may not exist yet when the signal comes.
+final class PendingCancellation: Sendable {
+    private let state = Mutex<(cancelTask: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
+
+    func attach<T: Sendable>(_ task: Task<T, any Error>) {
+        let cancelledAlready = state.withLock { state in
+            state.cancelTask = { task.cancel() }
+            return state.cancelled
+        }
+        if cancelledAlready { task.cancel() }
+    }
+
+    func cancel() {
+        let cancelTask = state.withLock { state in
+            state.cancelled = true
+            return state.cancelTask
+        }
+        cancelTask?()
     }
 }
 
@@ -65,6 +90,10 @@ final class SignalWatcher {
     func stop() {
         sources.forEach { $0.cancel() }
     }
+}
+
+func printToStandardError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.

@@ -132,6 +132,20 @@ struct MergeTests {
         #expect(try MP4File(path: front).isFastStart)
     }
 
+    /// When sample counts are unknown up front the plan asks FFmpeg to move
+    /// the moov to the front in a second pass; that path must be exact too.
+    @Test func secondPassFaststart() async throws {
+        let folder = try TemporaryFolder()
+        var plan = try await MediaMux.plan(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
+        plan.movieHeader = .movedToFront
+        _ = try await MediaMux.execute(plan)
+        let file = try MP4File(path: folder.path("moved.mp4"))
+        #expect(file.isFastStart)
+        #expect(file.topLevelBoxes(ofType: "free").allSatisfy { $0.size < 64 })
+        #expect(file.movieDuration == UInt64(2 * file.movieTimescale))
+        #expect(folder.contents == ["moved.mp4"])
+    }
+
     @Test func cancellationLeavesNothing() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("cancelled.mp4")

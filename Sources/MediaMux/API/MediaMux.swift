@@ -71,7 +71,8 @@ func outputFacts(output: String, inputs: [String]) -> OutputFacts {
         inputBytes += Int(inputInfo.st_size)
         if exists && inputInfo.st_dev == info.st_dev && inputInfo.st_ino == info.st_ino { sameAsInput = true }
     }
-    return OutputFacts(exists: exists, folderExists: folderExists, isSameFileAsAnInput: sameAsInput, inputBytes: inputBytes)
+    let isFolder = exists && (info.st_mode & S_IFMT) == S_IFDIR
+    return OutputFacts(exists: exists, isFolder: isFolder, folderExists: folderExists, isSameFileAsAnInput: sameAsInput, inputBytes: inputBytes)
 }
 
 /// Runs blocking FFmpeg work on its own thread; Task cancellation raises the

@@ -2,13 +2,15 @@
 /// so that planning itself touches no file.
 public struct OutputFacts: Sendable, Equatable {
     public var exists: Bool
+    public var isFolder: Bool
     public var folderExists: Bool
     public var isSameFileAsAnInput: Bool
     /// Sizes of the input files, for the moov room estimate.
     public var inputBytes: Int
 
-    public init(exists: Bool, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
+    public init(exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
         self.exists = exists
+        self.isFolder = isFolder
         self.folderExists = folderExists
         self.isSameFileAsAnInput = isSameFileAsAnInput
         self.inputBytes = inputBytes
@@ -31,6 +33,9 @@ public struct MergePlanner: Sendable {
         video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
         outputFacts: OutputFacts, options: MergeOptions
     ) throws -> MergePlan {
+        if outputFacts.isFolder || output.hasSuffix("/") {
+            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in .mp4, .m4v or .mov")
+        }
         let container = try Self.container(for: output)
         if let rotation = options.rotation, ![0, 90, 180, 270].contains(rotation) {
             throw MediaMuxError.invalidOption("--rotate must be 0, 90, 180 or 270 (got \(rotation))")

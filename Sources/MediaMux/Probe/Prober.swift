@@ -72,25 +72,28 @@ struct Prober {
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
     }
 
-    /// MP4/MOV: a track is presented for its tkhd duration (the sum of its
-    /// edits), which is what players show. FFmpeg's stream duration is
-    /// sometimes that and sometimes the media's span; where both name the same
-    /// instant to within a movie tick, FFmpeg's finer time base is kept.
+    /// MP4/MOV: a track starts after its leading empty edits and is presented
+    /// for its tkhd duration (the sum of its edits): what players show, read
+    /// from the movie header. FFmpeg's stream duration is sometimes that and
+    /// sometimes the media's span; where both name the same instant to within a
+    /// movie tick, FFmpeg's finer time base is kept.
     private func applyQuickTimeTiming(_ demuxer: DemuxerHandle, to streams: inout [StreamInfo]) {
         let smpb = demuxer.metadata("iTunSMPB").flatMap(ITunesGaplessInfo.init)
         // Fragmented or damaged files may have no usable movie header; FFmpeg's values stand then.
-        let header = try? TrackDurations(path: demuxer.path)
+        let header = try? MovieHeaderFacts(path: demuxer.path)
         for i in streams.indices {
             let stream = demuxer.stream(i).pointee
             let scale = streams[i].timeBase
             func ticks(_ value: Int64) -> MediaTime { MediaTime(value: value * scale.value, timescale: scale.timescale) }
             guard stream.duration > 0, stream.duration != noTimestamp else { continue }
-            let start = stream.start_time != noTimestamp ? ticks(stream.start_time) : .zero()
+            var start = MediaTime.zero(scale.timescale)
             var end = ticks(stream.duration)
-            if let header, let stated = header.durations[Int(stream.id)], stated > 0 {
-                let statedEnd = MediaTime(value: stated, timescale: header.movieTimescale)
+            let track = header?.tracks[Int(stream.id)]
+            if let header, let track, track.duration > 0 {
+                let stated = MediaTime(value: track.duration, timescale: header.movieTimescale)
                 let tick = MediaTime(value: 1, timescale: header.movieTimescale)
-                if statedEnd - end > tick || end - statedEnd > tick { end = statedEnd }
+                if stated - end > tick || end - stated > tick { end = stated }
+                start = MediaTime(value: track.delay, timescale: header.movieTimescale)
             }
             streams[i].start = start
             streams[i].end = end
@@ -98,12 +101,12 @@ struct Prober {
             // The index after edit-list processing: exactly the packets the demuxer will deliver.
             let indexed = Int(avformat_index_get_entries_count(demuxer.stream(i)))
             if indexed > 0 { streams[i].packetCount = indexed }
-            // AAC whose delay and padding are declared only by iTunSMPB: FFmpeg
-            // starts the stream at the priming; the real waveform is `valid` samples.
-            if let smpb, streams[i].kind == .audio, let rate = streams[i].sampleRate, rate > 0,
-               smpb.priming > 0, smpb.valid > 0,
-               start == MediaTime(value: Int64(smpb.priming), timescale: Int64(rate)) {
-                streams[i].origin = start
+            // AAC without an edit list whose delay and padding only iTunSMPB
+            // declares: FFmpeg's timestamps include the priming; the real
+            // waveform is `valid` samples after it.
+            if let smpb, streams[i].kind == .audio, streams[i].codec == "aac", track?.hasEditList == false,
+               let rate = streams[i].sampleRate, rate > 0, smpb.priming > 0, smpb.valid > 0 {
+                streams[i].origin = MediaTime(value: Int64(smpb.priming), timescale: Int64(rate))
                 streams[i].start = .zero(Int64(rate))
                 streams[i].end = MediaTime(value: Int64(smpb.valid), timescale: Int64(rate))
                 streams[i].priming = smpb.priming

@@ -14,7 +14,8 @@ final class MuxerHandle {
         self.path = path
         self.reportedPath = reportedPath
         var created: UnsafeMutablePointer<AVFormatContext>?
-        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, nil), "creating the \(muxer) muxer", path: reportedPath)
+        // The muxer reopens the file by this URL for its faststart second pass.
+        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, "file:" + path), "creating the \(muxer) muxer", path: reportedPath)
         guard let created else {
             throw MediaMuxError.ffmpeg(operation: "creating the \(muxer) muxer", path: reportedPath, code: -12, message: "out of memory")
         }

@@ -25,6 +25,14 @@ final class Remuxer {
     }
 
     func run() throws -> MergeReport {
+        do {
+            return try copy()
+        } catch MediaMuxError.cancelled {
+            throw MediaMuxError.cancelled(path: plan.outputPath)
+        }
+    }
+
+    private func copy() throws -> MergeReport {
         let started = DispatchTime.now()
         let temporary = TemporaryOutput(finalPath: plan.outputPath)
         defer { temporary.discard() }

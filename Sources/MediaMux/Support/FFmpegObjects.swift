@@ -47,7 +47,10 @@ final class DemuxerHandle {
             throw Self.openError(code, path: path)
         }
         context = opened
-        let infoCode = avformat_find_stream_info(context, nil)
+        // MP4/MOV sample descriptions carry everything a stream copy needs;
+        // find_stream_info would decode frames just to learn the pixel format
+        // (about 5 MiB of decoder state for 720p H.264). Other containers need it.
+        let infoCode = isQuickTimeFamily ? 0 : avformat_find_stream_info(context, nil)
         if infoCode < 0 {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&doomed)

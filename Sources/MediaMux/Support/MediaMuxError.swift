@@ -55,7 +55,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ffmpeg(let operation, let path, _, let message):
             return "\(path): \(operation) failed (\(message))"
         case .cancelled(let path):
-            return "\(path): cancelled; nothing was written"
+            return "\(path): interrupted; nothing was written"
         }
     }
 

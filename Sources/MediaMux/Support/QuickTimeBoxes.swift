@@ -48,12 +48,20 @@ func readMovieBox(descriptor: Int32) throws -> MovieBox {
     throw BoxFailure.malformed("no moov box")
 }
 
-/// Each track's presentation duration as the movie header states it (tkhd,
-/// the sum of its edits), in the movie timescale: what players show.
-struct TrackDurations {
+/// What a file's movie header says about each track's presentation: what
+/// players go by, read without FFmpeg's interpretation.
+struct MovieHeaderFacts {
+    struct Track {
+        /// tkhd duration: the sum of the track's edits, in the movie timescale.
+        var duration: Int64
+        /// Leading empty edits: how late the track starts, in the movie timescale.
+        var delay: Int64
+        var hasEditList: Bool
+    }
+
     var movieTimescale: Int64
     /// By track_ID.
-    var durations: [Int: Int64]
+    var tracks: [Int: Track]
 
     init(path: String) throws {
         let descriptor = open(path, O_RDONLY)
@@ -62,21 +70,29 @@ struct TrackDurations {
         let moov = try readMovieBox(descriptor: descriptor)
         let buffer = BoxBuffer(bytes: moov.bytes)
         movieTimescale = 0
-        durations = [:]
+        tracks = [:]
         for child in try buffer.children(of: 0..<moov.bytes.count, headerSize: moov.headerSize) {
             if child.type == "mvhd" {
-                movieTimescale = Int64(try buffer.uint32(at: child.payload.lowerBound + (try buffer.uint8(at: child.payload.lowerBound) == 1 ? 20 : 12)))
+                let version = try buffer.uint8(at: child.payload.lowerBound)
+                movieTimescale = Int64(try buffer.uint32(at: child.payload.lowerBound + (version == 1 ? 20 : 12)))
             } else if child.type == "trak" {
-                for box in try buffer.children(of: child.payload, headerSize: 0) where box.type == "tkhd" {
-                    let start = box.payload.lowerBound
-                    if try buffer.uint8(at: start) == 1 {
-                        let id = Int(try buffer.uint32(at: start + 20))
-                        durations[id] = Int64(clamping: UInt64(try buffer.uint32(at: start + 28)) << 32 | UInt64(try buffer.uint32(at: start + 32)))
-                    } else {
-                        let id = Int(try buffer.uint32(at: start + 12))
-                        durations[id] = Int64(try buffer.uint32(at: start + 20))
+                var id: Int?
+                var track = Track(duration: 0, delay: 0, hasEditList: false)
+                for box in try buffer.children(of: child.payload, headerSize: 0) {
+                    if box.type == "tkhd" {
+                        let start = box.payload.lowerBound
+                        let wide = try buffer.uint8(at: start) == 1
+                        id = Int(try buffer.uint32(at: start + (wide ? 20 : 12)))
+                        track.duration = wide ? try buffer.int64(at: start + 28) : Int64(try buffer.uint32(at: start + 20))
+                    } else if box.type == "edts" {
+                        for list in try buffer.children(of: box.payload, headerSize: 0) where list.type == "elst" {
+                            let edits = try buffer.editList(list)
+                            track.hasEditList = !edits.isEmpty
+                            track.delay = edits.prefix { $0.mediaTime == -1 }.reduce(0) { $0 + $1.duration }
+                        }
                     }
                 }
+                if let id { tracks[id] = track }
             }
         }
         guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
@@ -109,6 +125,25 @@ struct BoxBuffer {
     func uint32(at i: Int) throws -> UInt32 {
         guard i + 4 <= bytes.count else { throw BoxFailure.malformed("read past the end") }
         return Self.be32(bytes, i)
+    }
+
+    func int64(at i: Int) throws -> Int64 {
+        guard i + 8 <= bytes.count else { throw BoxFailure.malformed("read past the end") }
+        return Int64(bitPattern: Self.be64(bytes, i))
+    }
+
+    /// The entries of an elst box: (segment duration, media time), widened to 64 bits.
+    func editList(_ box: Box) throws -> [(duration: Int64, mediaTime: Int64)] {
+        let start = box.payload.lowerBound
+        let wide = try uint8(at: start) == 1
+        let count = Int(try uint32(at: start + 4))
+        let size = wide ? 20 : 12
+        guard count >= 0, start + 8 + count * size <= box.payload.upperBound else { throw BoxFailure.malformed("short elst") }
+        return try (0..<count).map { index in
+            let entry = start + 8 + index * size
+            if wide { return (try int64(at: entry), try int64(at: entry + 8)) }
+            return (Int64(try uint32(at: entry)), Int64(Int32(bitPattern: try uint32(at: entry + 4))))
+        }
     }
 
     /// The boxes inside `range`, after skipping `headerSize` bytes of the parent's header.

@@ -1,0 +1,305 @@
+import Foundation
+import Testing
+
+/// Checks every failed merge shares: a normal exit in 1...125, no crash, the
+/// first stderr line `error: ` naming `path`, nothing on stdout, no output.
+func expectCleanFailure(
+    _ result: RunResult, status: Int32?, naming path: String, scratch: Scratch,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(result.exited, "did not exit normally: \(result)", sourceLocation: sourceLocation)
+    #expect((1...125).contains(result.status), "exit status \(result.status): \(result)", sourceLocation: sourceLocation)
+    if let status {
+        #expect(result.status == status, "expected exit \(status): \(result)", sourceLocation: sourceLocation)
+    }
+    #expect(!result.looksLikeCrash, "crash output: \(result)", sourceLocation: sourceLocation)
+    #expect(result.firstErrorLine.hasPrefix("error: "), "first stderr line: \(result)", sourceLocation: sourceLocation)
+    #expect(result.firstErrorLine.contains(path), "error should name \(path): \(result)", sourceLocation: sourceLocation)
+    #expect(result.stdout.isEmpty, "stdout should be empty on error: \(result)", sourceLocation: sourceLocation)
+    #expect(scratch.outputFolder.isEmpty, "output folder should be empty: \(scratch.outputFolder)", sourceLocation: sourceLocation)
+    #expect(result.stderrLines.count <= 2, "one error line and at most one hint: \(result)", sourceLocation: sourceLocation)
+    if result.stderrLines.count == 2 {
+        #expect(result.stderrLines[1].hasPrefix("hint: "), "\(result)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("merge rejects bad input")
+struct MergeErrorTests {
+    /// Where the error must point.
+    enum Blame: String, Sendable { case video, audio, output }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var label: String
+        /// Relative to the package root (the working directory), as a user would type them.
+        var video = "TestMedia/h264_bframes_aac.mp4"
+        var audio = "TestMedia/aac_2s.m4a"
+        /// Relative to the scratch output folder.
+        var output = "o.mp4"
+        var extra: [String] = []
+        var blame: Blame
+        var status: Int32
+        var message: String
+        var testDescription: String { label }
+    }
+
+    static let inputProblems: [Case] = {
+        var cases: [Case] = []
+        func both(_ label: String, _ path: String, _ message: String) {
+            cases.append(Case(label: "\(label) as VIDEO", video: path, blame: .video, status: 1, message: message))
+            cases.append(Case(label: "\(label) as AUDIO", audio: path, blame: .audio, status: 1, message: message))
+        }
+        both("missing file", "TestMedia/no_such_file.mp4", "no such file")
+        both("a directory", "TestMedia/real", "is a directory")
+        both("empty file", "TestMedia/empty.m4a", "not a media file")
+        both("HTML page", "TestMedia/html_page.m4a", "not a media file")
+        both("text file", "TestMedia/text_file.mp4", "not a media file")
+        both("random bytes", "TestMedia/random_bytes.mp4", "not a media file")
+        cases += [
+            Case(label: "fuzzed MP4 (two moov, no mdat) as AUDIO",
+                 audio: "TestMedia/real/fuzz_two_moov_no_mdat_bad_timescale.mp4", blame: .audio, status: 1,
+                 message: "the audio stream has no known duration"),
+            Case(label: "video-only file as AUDIO", audio: "TestMedia/h264_rot90.mp4", blame: .audio, status: 1,
+                 message: "has no audio stream"),
+            Case(label: "audio-only file as VIDEO", video: "TestMedia/aac_2s.m4a", blame: .video, status: 1,
+                 message: "has no video stream"),
+            Case(label: "concat: URL as AUDIO", audio: "concat:TestMedia/aac_2s.m4a|TestMedia/aac_2s.m4a",
+                 blame: .audio, status: 1, message: "no such file"),
+            Case(label: "concat: URL as VIDEO",
+                 video: "concat:TestMedia/h264_bframes_aac.mp4|TestMedia/h264_bframes_aac.mp4",
+                 blame: .video, status: 1, message: "no such file"),
+            Case(label: "subfile: URL as AUDIO", audio: "subfile:,,start,0,end,100,,:TestMedia/aac_2s.m4a",
+                 blame: .audio, status: 1, message: "no such file"),
+            Case(label: "http URL as AUDIO", audio: "http://127.0.0.1:9/a.m4a", blame: .audio, status: 1,
+                 message: "no such file"),
+            // `file:` is not stripped: the tool treats every argument as a plain path.
+            Case(label: "file: URL as AUDIO", audio: "file:TestMedia/aac_2s.m4a", blame: .audio, status: 1,
+                 message: "no such file"),
+            Case(label: "file: URL as VIDEO", video: "file:TestMedia/h264_bframes_aac.mp4", blame: .video, status: 1,
+                 message: "no such file"),
+            Case(label: "--video-stream 5", extra: ["--video-stream", "5"], blame: .video, status: 1,
+                 message: "there is no video stream 5"),
+            Case(label: "--audio-stream 5", extra: ["--audio-stream", "5"], blame: .audio, status: 1,
+                 message: "there is no audio stream 5"),
+            Case(label: "--audio-stream 1 on a one-audio file", audio: "TestMedia/aac_7s.m4a",
+                 extra: ["--audio-stream", "1"], blame: .audio, status: 1, message: "there is no audio stream 1"),
+        ]
+        return cases
+    }()
+
+    static let outputProblems: [Case] = [
+        Case(label: "output .avi", output: "o.avi", blame: .output, status: 2, message: "unsupported output type (.avi)"),
+        Case(label: "output .mkv", output: "o.mkv", blame: .output, status: 2, message: "unsupported output type (.mkv)"),
+        Case(label: "output without extension", output: "o", blame: .output, status: 2,
+             message: "unsupported output type (no extension)"),
+        Case(label: "output in a missing folder", output: "missing/o.mp4", blame: .output, status: 2,
+             message: "output folder does not exist"),
+        Case(label: "output in a missing folder with --force", output: "missing/deeper/o.mp4", extra: ["--force"],
+             blame: .output, status: 2, message: "output folder does not exist"),
+    ]
+
+    @Test("input and output problems", arguments: inputProblems + outputProblems)
+    func badMerge(_ c: Case) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output(c.output)
+        let args = ["merge", c.video, c.audio, output] + c.extra
+        let result = try await MuxCtl.run(args)
+        let blamed = switch c.blame { case .video: c.video; case .audio: c.audio; case .output: output }
+        expectCleanFailure(result, status: c.status, naming: blamed, scratch: scratch)
+        if !c.message.isEmpty {
+            #expect(result.firstErrorLine.contains(c.message), "expected “\(c.message)”: \(result)")
+        }
+        #expect(!fileExists(output))
+    }
+
+    /// Errors must look the same with --json (nothing on stdout) and --quiet (still reported).
+    @Test("errors are reported with --json and --quiet too", arguments: [["--json"], ["--quiet"], ["-q", "--json"]])
+    func errorsWithFlags(_ flags: [String]) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run(
+            ["merge", "TestMedia/h264_bframes_aac.mp4", "TestMedia/text_file.mp4", scratch.output("o.mp4")] + flags)
+        expectCleanFailure(result, status: 1, naming: "TestMedia/text_file.mp4", scratch: scratch)
+    }
+
+    /// Argument-parser errors: these come from swift-argument-parser, which prints
+    /// `Error: ` (capital E) plus usage and exits 64 (EX_USAGE), not the README's 2.
+    @Test("usage errors", arguments: [
+        (["--rotate", "45"], "--rotate"),
+        (["--rotate", "-90"], "--rotate"),
+        (["--video-stream", "-1"], "--video-stream"),
+        (["--audio-stream", "x"], "--audio-stream"),
+        (["--orientation", "sideways"], "sideways"),
+        (["--no-such-flag"], "--no-such-flag"),
+    ])
+    func usageErrors(_ extra: [String], _ mentioned: String) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("o.mp4")
+        let result = try await MuxCtl.run(
+            ["merge", "TestMedia/h264_bframes_aac.mp4", "TestMedia/aac_2s.m4a", output] + extra)
+        #expect(result.exited, "\(result)")
+        #expect((1...125).contains(result.status), "\(result)")
+        #expect(result.status != 0)
+        #expect(!result.looksLikeCrash, "\(result)")
+        #expect(result.firstErrorLine.lowercased().hasPrefix("error: "), "\(result)")
+        #expect(result.stderr.contains(mentioned), "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+        #expect(scratch.outputFolder.isEmpty, "\(scratch.outputFolder)")
+    }
+
+    @Test("missing arguments are a usage error", arguments: [["merge"], ["merge", "a.mp4"], ["merge", "a.mp4", "b.m4a"], ["probe"], ["frobnicate"]])
+    func missingArguments(_ args: [String]) async throws {
+        let result = try await MuxCtl.run(args)
+        #expect(result.exited && (1...125).contains(result.status), "\(result)")
+        #expect(!result.looksLikeCrash)
+        #expect(result.firstErrorLine.lowercased().hasPrefix("error: "), "\(result)")
+    }
+}
+
+@Suite("merge and existing files")
+struct ExistingOutputTests {
+    static let sentinel = Data("not a movie, must survive\n".utf8)
+
+    @Test("an existing output is kept without --force")
+    func existingWithoutForce() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("exists.mp4")
+        try Self.sentinel.write(to: URL(fileURLWithPath: output))
+        let result = try await MuxCtl.run(["merge", "TestMedia/h264_bframes_aac.mp4", "TestMedia/aac_2s.m4a", output])
+        #expect(result.exited && result.status == 2, "\(result)")
+        #expect(!result.looksLikeCrash)
+        #expect(result.firstErrorLine == "error: \(output): already exists", "\(result)")
+        #expect(result.stderr.contains("--force"), "a hint should mention --force: \(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(fileBytes(output) == Self.sentinel, "existing file changed")
+        #expect(scratch.outputFolder == ["exists.mp4"], "stray files: \(scratch.outputFolder)")
+    }
+
+    @Test("--force and -y replace an existing output", arguments: ["--force", "-y"])
+    func existingWithForce(_ flag: String) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("exists.mp4")
+        try Self.sentinel.write(to: URL(fileURLWithPath: output))
+        let result = try await MuxCtl.run(
+            ["merge", "TestMedia/h264_bframes_aac.mp4", "TestMedia/aac_2s.m4a", output, flag, "--json"])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(fileBytes(output) != Self.sentinel, "not replaced")
+        #expect(scratch.outputFolder == ["exists.mp4"], "stray files: \(scratch.outputFolder)")
+        let probe = try #require(try await probeJSON(output))
+        #expect(abs((number(probe["containerDuration"]) ?? -1) - 2.0) < 0.001, "\(probe)")
+    }
+
+    @Test("--force onto a directory fails cleanly")
+    func forceOntoDirectory() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("folder.mp4")
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: false)
+        let result = try await MuxCtl.run(
+            ["merge", "TestMedia/h264_bframes_aac.mp4", "TestMedia/aac_2s.m4a", output, "--force"])
+        #expect(result.exited && result.status == 2, "\(result)")
+        #expect(!result.looksLikeCrash)
+        #expect(result.firstErrorLine.hasPrefix("error: \(output): "), "\(result)")
+        #expect(scratch.outputFolder == ["folder.mp4"], "stray files: \(scratch.outputFolder)")
+        #expect(Scratch.list(output).isEmpty)
+    }
+
+    enum Alias: String, CaseIterable, Sendable { case samePath, hardLink, symlinkOutput, symlinkInput }
+
+    /// OUTPUT must never overwrite one of the inputs, whatever the spelling, even with --force.
+    @Test("output that is an input is refused",
+          arguments: Alias.allCases, [false, true])
+    func outputIsInput(_ alias: Alias, _ force: Bool) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let video = scratch.output("v.mp4")
+        try FileManager.default.copyItem(atPath: MuxCtl.fixture("h264_bframes_aac.mp4"), toPath: video)
+        let original = try #require(fileBytes(video))
+        var videoArg = video
+        var output = video
+        switch alias {
+        case .samePath: break
+        case .hardLink:
+            output = scratch.output("hard.mp4")
+            try FileManager.default.linkItem(atPath: video, toPath: output)
+        case .symlinkOutput:
+            output = scratch.output("link.mp4")
+            try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: "v.mp4")
+        case .symlinkInput:
+            videoArg = scratch.output("link.mp4")
+            try FileManager.default.createSymbolicLink(atPath: videoArg, withDestinationPath: "v.mp4")
+        }
+        let before = scratch.outputFolder
+        let result = try await MuxCtl.run(
+            ["merge", videoArg, MuxCtl.fixture("aac_2s.m4a"), output] + (force ? ["--force"] : []))
+        #expect(result.exited && result.status == 2, "\(result)")
+        #expect(!result.looksLikeCrash)
+        #expect(result.firstErrorLine.hasPrefix("error: \(output): "), "\(result)")
+        #expect(result.firstErrorLine.contains("input"), "\(result)")
+        #expect(fileBytes(video) == original, "the input was modified")
+        #expect(scratch.outputFolder == before, "stray files: \(scratch.outputFolder)")
+    }
+}
+
+/// Damaged inputs whose headers promise more media than the file holds.
+/// A clear error or a correct, shorter output would both be acceptable; the
+/// tool reports an error, so that is what is pinned here. Either way: no crash,
+/// no temporary file left, and never an output claiming media it does not hold.
+@Suite("merge with damaged input")
+struct DamagedInputTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var label: String
+        var video = "TestMedia/h264_rot90.mp4"
+        var audio = "TestMedia/aac_7s.m4a"
+        var extra: [String] = []
+        /// Which input is damaged ("video"/"audio"), and the length of one of its packets.
+        var damaged: String
+        var packetSeconds: Double
+        var testDescription: String { label }
+        var damagedPath: String { damaged == "video" ? video : audio }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "truncated_h264.mp4 as VIDEO", video: "TestMedia/truncated_h264.mp4", audio: "TestMedia/aac_2s.m4a",
+             damaged: "video", packetSeconds: 1.0 / 30),
+        Case(label: "truncated_h264.mp4 as AUDIO", audio: "TestMedia/truncated_h264.mp4",
+             damaged: "audio", packetSeconds: 1024.0 / 44100),
+        Case(label: "truncated_h264.mp4 as both", video: "TestMedia/truncated_h264.mp4", audio: "TestMedia/truncated_h264.mp4",
+             damaged: "video", packetSeconds: 1.0 / 30),
+        Case(label: "fuzzed MP4 (two moov, no mdat) as VIDEO",
+             video: "TestMedia/real/fuzz_two_moov_no_mdat_bad_timescale.mp4", audio: "TestMedia/aac_2s.m4a",
+             damaged: "video", packetSeconds: 1.0 / 24),
+        Case(label: "truncated fragmented MP4 as AUDIO", audio: "TestMedia/real/truncated_coremedia_fmp4_aac.mp4",
+             damaged: "audio", packetSeconds: 1024.0 / 48000),
+        Case(label: "truncated fragmented MP4 as AUDIO, --no-faststart",
+             audio: "TestMedia/real/truncated_coremedia_fmp4_aac.mp4", extra: ["--no-faststart"],
+             damaged: "audio", packetSeconds: 1024.0 / 48000),
+    ]
+
+    @Test("no crash, no leftovers, and an honest result", arguments: cases, [["--json"], []])
+    func damaged(_ c: Case, _ flags: [String]) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("d.mp4")
+        let result = try await MuxCtl.run(["merge", c.video, c.audio, output] + flags + c.extra)
+
+        // Required whatever the tool decides.
+        #expect(result.exited, "\(result)")
+        #expect(!result.looksLikeCrash, "\(result)")
+        #expect(Scratch.partials(in: scratch.outputs.path).isEmpty, "leftover temporary file: \(scratch.outputFolder)")
+        if result.status == 0, let report = jsonObject(result.stdout), let track = report[c.damaged] as? [String: Any] {
+            let packets = number(track["packets"]) ?? 0
+            let duration = number(track["duration"]) ?? .infinity
+            #expect(duration <= packets * c.packetSeconds + 0.05,
+                    "\(c.damaged) claims \(duration) s but its \(Int(packets)) packets cover only \(packets * c.packetSeconds) s")
+        }
+
+        // What the tool does: a clear error about the damaged input, nothing written.
+        expectCleanFailure(result, status: 1, naming: c.damagedPath, scratch: scratch)
+        #expect(result.firstErrorLine.hasPrefix("error: \(c.damagedPath): "), "\(result)")
+        #expect(result.firstErrorLine.contains("damaged or truncated"), "\(result)")
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+/// `muxctl merge` on good inputs: exit 0, one output, the right summary.
+@Suite("merge succeeds")
+struct MergeSuccessTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var video: String
+        var audio: String
+        var extra: [String] = []
+        var outputName = "merged.mp4"
+        var duration: Double
+        var videoDuration: Double
+        var trim: String
+        /// Of AUDIO's stream (so we can tell it was not the video's own audio).
+        var sampleRate: Int
+        var channels: Int
+        var videoCodecTag: String? = nil
+        var faststart = true
+        var testDescription: String { "\(video) + \(audio) \(extra.joined(separator: " ")) → \(outputName)" }
+    }
+
+    static let cases: [Case] = [
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", duration: 2.0, videoDuration: 2.0,
+             trim: "audio ends first", sampleRate: 48000, channels: 1),
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_7s.m4a", duration: 4.0, videoDuration: 4.0,
+             trim: "video ends first", sampleRate: 44100, channels: 2),
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_7s.m4a", extra: ["--no-faststart"], duration: 4.0,
+             videoDuration: 4.0, trim: "video ends first", sampleRate: 44100, channels: 2, faststart: false),
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", outputName: "merged.mov", duration: 2.0,
+             videoDuration: 2.0, trim: "audio ends first", sampleRate: 48000, channels: 1),
+        Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", outputName: "merged.m4v", duration: 2.0,
+             videoDuration: 2.0, trim: "audio ends first", sampleRate: 48000, channels: 1),
+        Case(video: "hevc_hev1.mp4", audio: "aac_7s.m4a", duration: 2.0, videoDuration: 2.0,
+             trim: "video ends first", sampleRate: 44100, channels: 2, videoCodecTag: "hvc1"),
+        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", duration: 3.0, videoDuration: 3.0,
+             trim: "video ends first", sampleRate: 44100, channels: 2),
+        Case(video: "h264_aac.mkv", audio: "aac_2s.m4a", duration: 2.0, videoDuration: 1.977,
+             trim: "audio ends first", sampleRate: 48000, channels: 1),
+    ]
+
+    @Test("--json prints one JSON object with the report", arguments: cases)
+    func jsonReport(_ c: Case) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output(c.outputName)
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture(c.video), MuxCtl.fixture(c.audio), output, "--json"] + c.extra)
+
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(!result.looksLikeCrash, "\(result)")
+        #expect(result.stderr.isEmpty, "stderr should be empty with --json: \(result)")
+        #expect(scratch.outputFolder == [c.outputName], "stray files: \(scratch.outputFolder)")
+
+        let text = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text.split(separator: "\n").count == 1, "expected one line of JSON: \(result)")
+        let report = try #require(jsonObject(text), "stdout is not one JSON object: \(result)")
+
+        for key in ["output", "duration", "video", "audio", "rotation", "trim", "elapsedSeconds"] {
+            #expect(report[key] != nil, "missing key \(key) in \(report)")
+        }
+        #expect(report["output"] as? String == output)
+        let duration = try #require(number(report["duration"]))
+        #expect(abs(duration - c.duration) < 0.001, "duration \(duration), expected \(c.duration)")
+        #expect(report["trim"] as? String == c.trim)
+        #expect(number(report["rotation"]) != nil)
+        #expect((number(report["elapsedSeconds"]) ?? -1) >= 0)
+        #expect(report["faststart"] as? Bool == c.faststart)
+
+        let video = try #require(report["video"] as? [String: Any], "video is not an object")
+        let audio = try #require(report["audio"] as? [String: Any], "audio is not an object")
+        for (name, track) in [("video", video), ("audio", audio)] {
+            #expect(track["codec"] is String, "\(name).codec")
+            #expect(number(track["duration"]) != nil, "\(name).duration")
+            #expect((number(track["packets"]) ?? 0) > 0, "\(name).packets")
+        }
+        #expect(abs((number(video["duration"]) ?? -1) - c.videoDuration) < 0.001, "video \(video)")
+        #expect(abs((number(audio["duration"]) ?? -1) - c.duration) < 0.001, "audio \(audio)")
+        #expect(video["source"] as? String == MuxCtl.fixture(c.video))
+        #expect(audio["source"] as? String == MuxCtl.fixture(c.audio))
+        if let tag = c.videoCodecTag { #expect(video["codecTag"] as? String == tag) }
+
+        // What the output really holds, read back with `muxctl probe`.
+        let probe = try #require(try await probeJSON(output))
+        #expect(abs((number(probe["containerDuration"]) ?? -1) - c.duration) < 0.001, "probe: \(probe)")
+        let streams = probe["streams"] as? [[String: Any]] ?? []
+        #expect(streams.map { $0["kind"] as? String } == ["video", "audio"], "exactly one video and one audio: \(streams)")
+        if let outAudio = streams.last {
+            #expect(number(outAudio["sampleRate"]).map(Int.init) == c.sampleRate, "audio must come from AUDIO: \(outAudio)")
+            #expect(number(outAudio["channels"]).map(Int.init) == c.channels, "audio must come from AUDIO: \(outAudio)")
+        }
+    }
+
+    @Test("plain summary names the output and leaves no stray files")
+    func textSummary() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("out.mp4")
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture("h264_bframes_aac.mp4"), MuxCtl.fixture("aac_2s.m4a"), output])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(fileExists(output))
+        #expect(scratch.outputFolder == ["out.mp4"], "stray files: \(scratch.outputFolder)")
+        #expect(Scratch.partials(in: scratch.outputs.path).isEmpty)
+        #expect(result.stdout.contains(output), "summary should name \(output): \(result)")
+        #expect(result.stdout.hasPrefix("wrote \(output): 2.000 s"), "\(result)")
+        #expect(result.stderr.isEmpty, "no progress bar when stderr is not a terminal: \(result)")
+        #expect(!result.looksLikeCrash)
+    }
+
+    @Test("relative paths work from the current folder", arguments: [["-q"], ["--json"]])
+    func relativePaths(_ flags: [String]) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.copyItem(atPath: MuxCtl.fixture("h264_rot90.mp4"), toPath: scratch.input("v.mp4"))
+        try FileManager.default.copyItem(atPath: MuxCtl.fixture("aac_2s.m4a"), toPath: scratch.input("a.m4a"))
+        let result = try await MuxCtl.run(["merge", "in/v.mp4", "in/a.m4a", "out/o.mp4"] + flags, in: scratch.root)
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(scratch.outputFolder == ["o.mp4"])
+    }
+
+    @Test("--quiet and -q print nothing", arguments: ["--quiet", "-q"])
+    func quiet(_ flag: String) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("q.mp4")
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture("h264_bframes_aac.mp4"), MuxCtl.fixture("aac_7s.m4a"), output, flag])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.isEmpty, "stdout: \(result)")
+        #expect(result.stderr.isEmpty, "stderr: \(result)")
+        #expect(scratch.outputFolder == ["q.mp4"])
+    }
+
+    /// Files whose names look like FFmpeg protocol URLs are still just files.
+    @Test("paths that look like FFmpeg URLs are opened as plain files",
+          arguments: ["concat:x|y.m4a", "file:a.m4a", "subfile:,,start,0,end,100,,:a.m4a"])
+    func protocolLookingFileNames(_ name: String) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.copyItem(atPath: MuxCtl.fixture("aac_2s.m4a"), toPath: scratch.input(name))
+        let outputName = name.replacingOccurrences(of: ".m4a", with: ".mp4")
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture("h264_bframes_aac.mp4"), "in/" + name, "out/" + outputName, "--json"], in: scratch.root)
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(scratch.outputFolder == [outputName])
+        let report = jsonObject(result.stdout)
+        #expect(abs((number(report?["duration"]) ?? -1) - 2.0) < 0.001, "\(result)")
+    }
+}
+
+/// The rotation the summary reports must be the rotation the output carries.
+@Suite("merge rotation")
+struct MergeRotationTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var video: String
+        var extra: [String]
+        var reported: Int
+        var testDescription: String { "\(video) \(extra.joined(separator: " ")) → \(reported)°" }
+    }
+
+    static let cases: [Case] = [
+        Case(video: "h264_rot90.mp4", extra: [], reported: 0),
+        Case(video: "h264_rot90.mp4", extra: ["--orientation", "keep"], reported: 90),
+        Case(video: "h264_rot270.mp4", extra: ["--orientation", "keep"], reported: 270),
+        Case(video: "h264_rot180.mp4", extra: ["--orientation", "keep"], reported: 180),
+        Case(video: "h264_rot90.mp4", extra: ["--orientation", "portrait"], reported: 90),
+        Case(video: "h264_coded_portrait.mp4", extra: [], reported: 90),
+        Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "90"], reported: 90),
+        Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "180"], reported: 180),
+        Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "270"], reported: 270),
+        Case(video: "h264_rot90.mp4", extra: ["--rotate", "0"], reported: 0),
+    ]
+
+    @Test("reported rotation matches the written display matrix", arguments: cases)
+    func rotation(_ c: Case) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("r.mp4")
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture(c.video), MuxCtl.fixture("aac_2s.m4a"), output, "--json"] + c.extra)
+        #expect(result.exited && result.status == 0, "\(result)")
+        let report = try #require(jsonObject(result.stdout), "\(result)")
+        #expect(number(report["rotation"]).map(Int.init) == c.reported, "\(report)")
+
+        let probe = try #require(try await probeJSON(output))
+        let video = (probe["streams"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
+        let written = number(video?["rotation"]).map(Int.init)
+        // `muxctl probe` reads the display matrix back (it agrees with ffprobe's sign convention).
+        #expect(written == c.reported, "summary says \(c.reported)°, the file says \(written.map(String.init) ?? "nil")°")
+    }
+}

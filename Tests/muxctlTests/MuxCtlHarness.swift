@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs the built `muxctl` binary as a child process. Everything here is test
+/// plumbing: locating the binary and fixtures, capturing output, temp folders.
+enum MuxCtl {
+    /// `<package root>`, from this file's path (`Tests/muxctlTests/<file>`).
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // muxctlTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // package root
+
+    /// Absolute path of a file in `TestMedia`.
+    static func fixture(_ name: String) -> String {
+        packageRoot.appendingPathComponent("TestMedia").appendingPathComponent(name).path
+    }
+
+    /// The `muxctl` built alongside the test bundle. `MUXCTL_BINARY` overrides.
+    static let binary: URL? = {
+        var candidates: [URL] = []
+        if let override = ProcessInfo.processInfo.environment["MUXCTL_BINARY"], !override.isEmpty {
+            candidates.append(URL(fileURLWithPath: override))
+        }
+        // Linux: Bundle.main is the folder holding the `.xctest` executable.
+        // macOS: the `.xctest` bundle sits in the products folder.
+        let bundle = Bundle.main.bundleURL
+        candidates.append(bundle.appendingPathComponent("muxctl"))
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("muxctl"))
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("muxctl"))
+        }
+        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("muxctl"))
+        }
+        let arg0 = URL(fileURLWithPath: CommandLine.arguments.first ?? "")
+        candidates.append(arg0.deletingLastPathComponent().appendingPathComponent("muxctl"))
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/muxctl"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Starts `muxctl` with `arguments`, in `directory` (default: the package root,
+    /// so `TestMedia/...` relative paths work).
+    static func launch(_ arguments: [String], in directory: URL = packageRoot) throws -> RunningMuxCtl {
+        guard let binary else {
+            throw HarnessError("muxctl binary not found next to the test bundle nor in .build/debug; run `swift build`")
+        }
+        return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory)
+    }
+
+    /// Runs `muxctl` to completion (killed after `timeout` seconds).
+    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: Double = 120) async throws -> RunResult {
+        try await launch(arguments, in: directory).finish(timeout: timeout)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What one run of `muxctl` did.
+struct RunResult: CustomStringConvertible, Sendable {
+    var arguments: [String]
+    /// Exit status, or the signal number when `killedBySignal`.
+    var status: Int32
+    var killedBySignal: Bool
+    var timedOut: Bool
+    var stdout: String
+    var stderr: String
+
+    var exited: Bool { !killedBySignal && !timedOut }
+    var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    var firstErrorLine: String { stderrLines.first ?? "" }
+
+    /// Signs of a crash rather than a reported error.
+    var looksLikeCrash: Bool {
+        let text = stdout + stderr
+        return ["Fatal error", "Stack dump", "Segmentation fault", "Illegal instruction", "Current stack trace",
+                "Assertion failed", "Precondition failed", "💣"].contains { text.contains($0) }
+            || (killedBySignal && [SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGTRAP, SIGFPE].contains(status))
+    }
+
+    var description: String {
+        let how = timedOut ? "TIMED OUT" : killedBySignal ? "killed by signal \(status)" : "exit \(status)"
+        return "muxctl \(arguments.joined(separator: " ")) → \(how)\n--- stdout ---\n\(stdout)\n--- stderr ---\n\(stderr)"
+    }
+}
+
+/// A started `muxctl` whose stdout and stderr are drained on background threads.
+final class RunningMuxCtl: @unchecked Sendable {
+    let process = Process()
+    let arguments: [String]
+    private let out = Pipe()
+    private let err = Pipe()
+    private let drained = DispatchGroup()
+    private let lock = NSLock()
+    private var outData = Data()
+    private var errData = Data()
+
+    init(binary: URL, arguments: [String], directory: URL) throws {
+        self.arguments = arguments
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        drain(out.fileHandleForReading) { self.outData = $0 }
+        drain(err.fileHandleForReading) { self.errData = $0 }
+    }
+
+    private func drain(_ handle: FileHandle, into store: @escaping @Sendable (Data) -> Void) {
+        drained.enter()
+        let group = drained
+        let lock = self.lock
+        Thread.detachNewThread {
+            let data = handle.readDataToEndOfFile()
+            lock.lock()
+            store(data)
+            lock.unlock()
+            group.leave()
+        }
+    }
+
+    var pid: pid_t { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    func send(_ signalNumber: Int32) {
+        kill(pid, signalNumber)
+    }
+
+    /// Waits for exit and the end of both streams, killing the process after `timeout`.
+    func finish(timeout: Double = 120) async -> RunResult {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RunResult, Never>) in
+            Thread.detachNewThread {
+                var timedOut = false
+                if self.drained.wait(timeout: .now() + timeout) == .timedOut {
+                    timedOut = true
+                    kill(self.pid, SIGKILL)
+                    self.drained.wait()
+                }
+                self.process.waitUntilExit()
+                self.lock.lock()
+                let stdout = String(decoding: self.outData, as: UTF8.self)
+                let stderr = String(decoding: self.errData, as: UTF8.self)
+                self.lock.unlock()
+                continuation.resume(returning: RunResult(
+                    arguments: self.arguments,
+                    status: self.process.terminationStatus,
+                    killedBySignal: self.process.terminationReason == .uncaughtSignal,
+                    timedOut: timedOut,
+                    stdout: stdout, stderr: stderr))
+            }
+        }
+    }
+}
+
+/// A fresh folder per test, with `in/` for inputs a test makes and `out/` for
+/// outputs, so "the output folder is empty" means exactly that. Call `remove()`.
+final class Scratch: @unchecked Sendable {
+    let root: URL
+    let inputs: URL
+    let outputs: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("muxctlTests-\(UUID().uuidString)", isDirectory: true)
+        inputs = root.appendingPathComponent("in", isDirectory: true)
+        outputs = root.appendingPathComponent("out", isDirectory: true)
+        try FileManager.default.createDirectory(at: inputs, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: true)
+    }
+
+    func output(_ name: String) -> String { outputs.appendingPathComponent(name).path }
+    func input(_ name: String) -> String { inputs.appendingPathComponent(name).path }
+
+    /// Every entry of the output folder, hidden ones included, sorted.
+    var outputFolder: [String] { Self.list(outputs.path) }
+
+    static func list(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+
+    static func partials(in folder: String) -> [String] {
+        list(folder).filter { $0.hasSuffix(".partial") || $0.contains(".muxctl-") }
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+/// `data` as one JSON object, or nil.
+func jsonObject(_ text: String) -> [String: Any]? {
+    guard let data = text.data(using: .utf8) else { return nil }
+    return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+}
+
+func number(_ value: Any?) -> Double? {
+    (value as? NSNumber)?.doubleValue
+}
+
+func fileBytes(_ path: String) -> Data? {
+    FileManager.default.contents(atPath: path)
+}
+
+func fileExists(_ path: String) -> Bool {
+    FileManager.default.fileExists(atPath: path)
+}
+
+/// `muxctl probe --json PATH`, parsed; records an issue and returns nil on failure.
+func probeJSON(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any]? {
+    let result = try await MuxCtl.run(["probe", path, "--json"])
+    #expect(result.exited && result.status == 0, "probe of \(path) failed: \(result)", sourceLocation: sourceLocation)
+    guard result.status == 0 else { return nil }
+    let object = jsonObject(result.stdout)
+    #expect(object != nil, "probe --json did not print a JSON object: \(result)", sourceLocation: sourceLocation)
+    return object
+}
