@@ -38,6 +38,8 @@ public struct MergePlan: Sendable, Equatable {
         public var sourceEnd: MediaTime
         /// Samples in the input track (an upper bound for what is copied).
         public var sampleCount: Int?
+        /// Codec configuration and tags the output's sample description and track header carry.
+        public var headerBytes: Int
     }
 
     public var outputPath: String

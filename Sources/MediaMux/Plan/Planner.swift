@@ -74,7 +74,9 @@ public struct MergePlanner: Sendable {
             end: end,
             endReason: endReason,
             rotation: rotation,
-            movieHeader: Self.movieHeader(faststart: options.faststart, tracks: [video, audio], end: end, inputBytes: outputFacts.inputBytes),
+            movieHeader: Self.movieHeader(
+                faststart: options.faststart, video: video, audio: audio, metadataBytes: videoInfo.metadataBytes,
+                end: end, inputBytes: outputFacts.inputBytes),
             movieTimescale: Self.movieTimescale,
             interleaveWindow: Self.interleaveWindow)
     }
@@ -114,22 +116,28 @@ public struct MergePlanner: Sendable {
             origin: stream.origin,
             sourceStart: max(start, .zero()),
             sourceEnd: end,
-            sampleCount: stream.packetCount)
+            sampleCount: stream.packetCount,
+            headerBytes: stream.headerBytes)
     }
 
-    /// Room for the moov box, when every track's sample count is known: a bound
-    /// on what FFmpeg's mov muxer writes per sample (stsz 4, stts 8, ctts 8,
-    /// stss 4, sdtp 1) and per chunk (stsc 12, co64 8). A chunk ends at every
-    /// interleaving window and at 1 MiB, so chunks are bounded by the windows
-    /// plus the input bytes per MiB.
-    static func movieHeader(faststart: Bool, tracks: [MergePlan.Track], end: MediaTime, inputBytes: Int) -> MergePlan.MovieHeaderPlacement {
+    /// Room for the moov box, when every track's sample count is known: an
+    /// upper bound on what FFmpeg's mov muxer writes. Per video sample: stsz 4,
+    /// stts 8, ctts 8, stss 4, sdtp 1; per audio sample: stsz 4, stts 8; per
+    /// chunk: stsc 12, co64 8. A chunk ends at every interleaving window and at
+    /// 1 MiB, so chunks are bounded by the windows plus the input MiB. Fixed
+    /// boxes (mvhd, tkhd, mdhd, hdlr, minf, stsd, edts, udta) fit in 4 KiB a
+    /// track besides the codec configuration and tags.
+    static func movieHeader(
+        faststart: Bool, video: MergePlan.Track, audio: MergePlan.Track, metadataBytes: Int,
+        end: MediaTime, inputBytes: Int
+    ) -> MergePlan.MovieHeaderPlacement {
         guard faststart else { return .atEnd }
-        var bytes = 64 * 1024
         let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
-        for track in tracks {
+        var bytes = 4096 + metadataBytes
+        for (track, perSample) in [(video, 25), (audio, 12)] {
             guard let samples = track.sampleCount, samples > 0 else { return .movedToFront }
             let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
-            bytes += 4096 + samples * 25 + chunks * 20
+            bytes += 4096 + track.headerBytes + samples * perSample + chunks * 20
         }
         return .reservedAtFront(bytes: bytes)
     }

@@ -7,6 +7,8 @@ public struct MediaInfo: Sendable, Equatable {
     public var formatDescription: String
     /// The container's own duration, when it declares one.
     public var containerDuration: MediaTime?
+    /// Bytes of the file's metadata tags (keys and values), which an output copies.
+    public var metadataBytes: Int
     public var streams: [StreamInfo]
 
     /// Video streams that are pictures in motion: cover art is left out.
@@ -50,6 +52,8 @@ public struct StreamInfo: Sendable, Equatable {
     public var isAttachedPicture: Bool
     public var language: String?
     public var bitRate: Int?
+    /// Bytes of codec configuration (avcC, hvcC, esds, ...) and tags carried into a copy.
+    public var headerBytes: Int
 
     // Video
     public var width: Int?

@@ -28,6 +28,7 @@ struct Prober {
             format: demuxer.formatName,
             formatDescription: format.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer.formatName,
             containerDuration: containerDuration,
+            metadataBytes: dictionaryBytes(format.metadata),
             streams: streams)
     }
 
@@ -62,6 +63,7 @@ struct Prober {
             isAttachedPicture: (stream.disposition & AV_DISPOSITION_ATTACHED_PIC) != 0,
             language: av_dict_get(stream.metadata, "language", nil, 0)?.pointee.value.map { String(cString: $0) },
             bitRate: parameters.bit_rate > 0 ? Int(parameters.bit_rate) : nil,
+            headerBytes: Int(max(parameters.extradata_size, 0)) + dictionaryBytes(stream.metadata),
             width: kind == .video ? Int(parameters.width) : nil,
             height: kind == .video ? Int(parameters.height) : nil,
             rotation: rotation.degrees,
@@ -143,6 +145,18 @@ struct Prober {
             streams[i].timing = .packetScan
         }
     }
+}
+
+/// The size of a tag dictionary as a muxer would write it, roughly: keys,
+/// values and a box header each.
+private func dictionaryBytes(_ dictionary: OpaquePointer?) -> Int {
+    var total = 0
+    var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+    while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+        total += strlen(next.pointee.key) + (next.pointee.value.map { strlen($0) } ?? 0) + 32
+        entry = next
+    }
+    return total
 }
 
 /// The clockwise rotation players apply, from a stream's display matrix.
