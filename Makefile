@@ -8,8 +8,10 @@ DEMO_OUT   := .build/demo/merged.mp4
 deps:
 	@bash .ci/install-deps.sh
 
+# A self-contained muxctl: the Swift runtime is linked in, so it runs where
+# only FFmpeg's libraries are installed, and loads less at start.
 build: deps
-	swift build -c release --product muxctl
+	swift build -c release --product muxctl -Xswiftc -static-stdlib
 
 demo: build
 	@mkdir -p $(dir $(DEMO_OUT))

@@ -73,8 +73,8 @@ make_audio 10 "$A_SHORT"
 if [[ "${1:-}" == "--inputs-only" ]]; then ls -l "$V_LONG" "$A_LONG" "$V_SHORT" "$A_SHORT"; exit 0; fi
 
 # ---------------------------------------------------------------- muxctl
-say "== building muxctl (release)"
-(cd "$ROOT" && swift build -c release --product muxctl >&2)
+say "== building muxctl as shipped (make build: release, static Swift runtime)"
+make -C "$ROOT" build >&2
 MUXCTL="$(cd "$ROOT" && swift build -c release --show-bin-path)/muxctl"
 [[ -x "$MUXCTL" ]] || die "muxctl not found at $MUXCTL"
 

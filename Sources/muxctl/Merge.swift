@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import MediaMux
 
 extension Orientation: ExpressibleByArgument {}
@@ -53,7 +52,7 @@ extension MuxCtl {
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let report = try await runReportingErrors {
                 try await MediaMux.merge(video: video, audio: audio, output: output, options: options) { progress in
-                    bar?.update(fraction: progress.fraction, detail: String(format: "%.1f / %.1f s", progress.mediaSeconds, progress.totalSeconds))
+                    bar?.update(fraction: progress.fraction, detail: "\(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
                 }
             }
             bar?.clear()
@@ -69,15 +68,15 @@ extension MuxCtl {
 func describe(_ report: MergeReport) -> String {
     func track(_ name: String, _ track: MergeReport.Track) -> String {
         let tag = track.codecTag.map { " (\($0))" } ?? ""
-        let start = track.start.seconds > 0 ? String(format: ", starts at %.3f s", track.start.seconds) : ""
-        return String(format: "  %@ %@%@: %d packets, %.3f s%@, copied from %@", name, track.codec, tag, track.packets, track.duration.seconds, start, track.source)
+        let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
+        return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start), copied from \(track.source)"
     }
     return [
-        String(format: "wrote %@: %.3f s, %@", report.output, report.duration.seconds, formatBytes(report.fileBytes)),
+        "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",
         track("video", report.video),
         track("audio", report.audio),
         "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(report.rotation.reason))",
-        String(format: "  done in %.2f s", report.elapsedSeconds),
+        "  done in \(MediaMux.decimal(report.elapsedSeconds, places: 2)) s",
     ].joined(separator: "\n")
 }
 
@@ -89,5 +88,5 @@ func formatBytes(_ bytes: Int) -> String {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
+    return unit == 0 ? "\(bytes) bytes" : "\(MediaMux.decimal(value, places: 1)) \(units[unit])"
 }

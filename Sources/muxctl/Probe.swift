@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import MediaMux
 
 extension MuxCtl {
@@ -22,7 +21,7 @@ extension MuxCtl {
 }
 
 func describe(_ info: MediaInfo) -> String {
-    var lines = ["\(info.path): \(info.formatDescription) (\(info.format))" + (info.containerDuration.map { String(format: ", %.3f s", $0.seconds) } ?? "")]
+    var lines = ["\(info.path): \(info.formatDescription) (\(info.format))" + (info.containerDuration.map { ", \($0.secondsText()) s" } ?? "")]
     for stream in info.streams {
         var parts = ["#\(stream.index) \(stream.kind.rawValue) \(stream.codec)" + (stream.codecTag.map { " (\($0))" } ?? "") + (stream.profile.map { " \($0)" } ?? "")]
         if let width = stream.width, let height = stream.height {
@@ -32,11 +31,11 @@ func describe(_ info: MediaInfo) -> String {
             }
             parts.append(size)
         }
-        if let rate = stream.frameRate { parts.append(String(format: "%.3g fps", rate)) }
+        if let rate = stream.frameRate { parts.append("\(MediaMux.decimal(rate, places: rate.rounded() == rate ? 0 : 3)) fps") }
         if let rate = stream.sampleRate { parts.append("\(rate) Hz") }
         if let channels = stream.channels { parts.append("\(channels) ch") }
         if let start = stream.start, let end = stream.end {
-            parts.append(String(format: "%.3f-%.3f s", start.seconds, end.seconds))
+            parts.append("\(start.secondsText())-\(end.secondsText()) s")
         }
         if let priming = stream.priming { parts.append("priming \(priming)") }
         if let count = stream.packetCount { parts.append("\(count) packets") }

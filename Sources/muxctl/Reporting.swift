@@ -1,5 +1,10 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import MediaMux
 import Synchronization
 
@@ -93,34 +98,40 @@ final class SignalWatcher {
 }
 
 func printToStandardError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    writeToStandardError(message + "\n")
 }
 
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.
-final class ProgressBar: @unchecked Sendable {
-    // Guarded by `lock`: updated from the library's worker thread.
-    private let lock = NSLock()
-    private var lastDrawn = -1
+final class ProgressBar: Sendable {
+    /// The percentage last drawn; updated from the library's worker thread.
+    private let lastDrawn = Mutex(-1)
 
     static func forStandardError(enabled: Bool) -> ProgressBar? {
         enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
     }
 
     func update(fraction: Double, detail: String) {
-        lock.lock()
-        defer { lock.unlock() }
         let percent = Int((fraction * 100).rounded(.down))
-        guard percent != lastDrawn else { return }
-        lastDrawn = percent
+        let changed = lastDrawn.withLock { last in
+            defer { last = percent }
+            return last != percent
+        }
+        guard changed else { return }
         let width = 30
         let filled = Int(Double(width) * fraction)
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)% \(detail)\u{1B}[K".utf8))
+        writeToStandardError("\r[\(bar)] \(percent)% \(detail)\u{1B}[K")
     }
 
     func clear() { Self.clearLine() }
 
     static func clearLine() {
-        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if isatty(STDERR_FILENO) == 1 { writeToStandardError("\r\u{1B}[K") }
     }
+}
+
+/// Unbuffered, straight to file descriptor 2: progress and errors must show at once.
+func writeToStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
 }

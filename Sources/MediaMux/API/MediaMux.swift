@@ -1,6 +1,11 @@
 internal import CFFmpeg
-import Foundation
+import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The entry points. All work happens off the caller's task on a thread of
 /// its own (FFmpeg's calls block), and every call is cancelled with its Task.
@@ -60,7 +65,7 @@ public enum MediaMux {
 func outputFacts(output: String, inputs: [String]) -> OutputFacts {
     var info = stat()
     let exists = stat(output, &info) == 0
-    let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
+    let folder = folderPart(of: output)
     var folderInfo = stat()
     let folderExists = stat(folder, &folderInfo) == 0 && (folderInfo.st_mode & S_IFMT) == S_IFDIR
     var sameAsInput = false
@@ -82,12 +87,10 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) thr
     let flag = CancellationFlag()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                if Task.isCancelled { flag.raise() }
+            // FFmpeg's calls block; keep them off Swift's cooperative threads.
+            DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(with: Result { try body(flag) })
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     } onCancel: {
         flag.raise()

@@ -82,7 +82,7 @@ public struct MergePlanner: Sendable {
     }
 
     static func container(for output: String) throws -> MergePlan.Container {
-        let name = output.split(separator: "/").last.map(String.init) ?? output
+        let name = namePart(of: output)
         let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
         switch ext {
         case "mp4", "m4v": return .mp4

@@ -1,5 +1,4 @@
 internal import CFFmpeg
-import Foundation
 
 /// Reads what a file holds and establishes, for every stream, where its
 /// presentation starts and ends on the file's own timeline.
@@ -176,7 +175,7 @@ private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degre
 private func fourCC(_ tag: UInt32) -> String? {
     guard tag != 0 else { return nil }
     let bytes = (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }
-    guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return String(format: "0x%08x", tag) }
+    guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return "0x" + String(tag, radix: 16) }
     return String(decoding: bytes, as: UTF8.self)
 }
 

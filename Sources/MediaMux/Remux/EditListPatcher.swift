@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The edit list and durations one output track must end up with, in the
 /// movie timescale (durations) and the track's media timescale (media time).
@@ -21,8 +25,8 @@ struct EditListPatcher {
 
     /// `timings[i]` is for the i-th track (track_ID order, as the muxer writes them).
     func patch(movieEnd: Int64, timings: [TrackTiming]) throws {
-        let descriptor = Glibc.open(path, O_RDWR)
-        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot reopen: \(String(cString: strerror(errno)))") }
+        let descriptor = open(path, O_RDWR)
+        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot reopen: \(systemErrorText())") }
         defer { close(descriptor) }
         let moov = try readMovieBox(descriptor: descriptor)
         var buffer = BoxBuffer(bytes: moov.bytes)
@@ -41,7 +45,7 @@ struct EditListPatcher {
         }
         guard trackIndex == timings.count else { throw BoxFailure.layoutMismatch("found \(trackIndex) tracks, planned \(timings.count)") }
         guard pwrite(descriptor, buffer.bytes, moov.bytes.count, off_t(moov.offset)) == moov.bytes.count else {
-            throw BoxFailure.malformed("short write of moov: \(String(cString: strerror(errno)))")
+            throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
         }
     }
 

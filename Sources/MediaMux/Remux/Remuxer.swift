@@ -1,5 +1,4 @@
 internal import CFFmpeg
-import Foundation
 
 /// Carries out a MergePlan: copies the planned packets into a temporary file
 /// beside the output, writes the exact edit lists, and renames the file into
@@ -33,7 +32,8 @@ final class Remuxer {
     }
 
     private func copy() throws -> MergeReport {
-        let started = DispatchTime.now()
+        let clock = ContinuousClock()
+        let started = clock.now
         let temporary = TemporaryOutput(finalPath: plan.outputPath)
         defer { temporary.discard() }
 
@@ -64,7 +64,7 @@ final class Remuxer {
 
         try writeExactTiming(muxer: muxer, written: written, file: temporary.path)
         let size = try temporary.commit(overwrite: plan.overwrite)
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        let elapsed = (clock.now - started).seconds
         progress.finish()
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
     }
@@ -176,7 +176,8 @@ final class Remuxer {
 final class ProgressThrottle {
     private let total: Double
     private let sink: (@Sendable (MergeProgress) -> Void)?
-    private var lastReport: UInt64 = 0
+    private let clock = ContinuousClock()
+    private var lastReport: ContinuousClock.Instant?
 
     init(total: Double, sink: (@Sendable (MergeProgress) -> Void)?) {
         self.total = total
@@ -185,13 +186,20 @@ final class ProgressThrottle {
 
     func report(mediaSeconds: Double, bytes: Int) {
         guard let sink else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now - lastReport >= 100_000_000 else { return }
+        let now = clock.now
+        if let lastReport, now - lastReport < .milliseconds(100) { return }
         lastReport = now
         sink(MergeProgress(fraction: total > 0 ? min(max(mediaSeconds / total, 0), 1) : 1, mediaSeconds: max(mediaSeconds, 0), totalSeconds: total))
     }
 
     func finish() {
         sink?(MergeProgress(fraction: 1, mediaSeconds: total, totalSeconds: total))
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A file beside the output that becomes the output only when complete. Its
 /// hidden name never matches the output's, so a crash or `kill -9` cannot
@@ -10,10 +14,8 @@ final class TemporaryOutput {
 
     init(finalPath: String) {
         self.finalPath = finalPath
-        let url = URL(fileURLWithPath: finalPath)
-        let folder = url.deletingLastPathComponent().path
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        path = folder + "/." + url.lastPathComponent + ".muxctl-" + token + ".partial"
+        path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".muxctl-" + token + ".partial"
     }
 
     /// Moves the file into place and returns its size. Without `overwrite`
@@ -21,11 +23,11 @@ final class TemporaryOutput {
     func commit(overwrite: Bool) throws -> Int {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
         if overwrite {
             guard rename(path, finalPath) == 0 else {
-                throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
             }
         } else if link(path, finalPath) == 0 {
             unlink(path)
@@ -34,10 +36,10 @@ final class TemporaryOutput {
         } else if [EPERM, ENOTSUP, EXDEV, EMLINK].contains(errno), access(finalPath, F_OK) != 0 {
             // No hard links on this file system: the existence check and rename are not atomic, but close.
             guard rename(path, finalPath) == 0 else {
-                throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
             }
         } else {
-            throw MediaMuxError.outputNotWritable(path: finalPath, reason: String(cString: strerror(errno)))
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
         committed = true
         return Int(info.st_size)

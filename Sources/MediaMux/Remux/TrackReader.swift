@@ -1,5 +1,4 @@
 internal import CFFmpeg
-import Foundation
 
 /// Reads one stream of an input in decode order and hands out exactly the
 /// packets the plan keeps, with timestamps moved onto the output timeline.
@@ -78,9 +77,8 @@ final class TrackReader {
         // Without a declared count, the packets themselves must reach the end (within a second of slack).
         let slack = Int64(timeBase.den) / Int64(max(timeBase.num, 1))
         guard contentEnd < endTick - slack else { return }
-        let seconds = Double(max(contentEnd, 0)) * av_q2d(timeBase)
-        throw MediaMuxError.damaged(
-            path: demuxer.path, detail: String(format: "stream %d stops at %.3f s, before its declared end", streamIndex, seconds))
+        let seconds = fixedPoint(Double(max(contentEnd, 0)) * av_q2d(timeBase), decimals: 3)
+        throw MediaMuxError.damaged(path: demuxer.path, detail: "stream \(streamIndex) stops at \(seconds) s, before its declared end")
     }
 
     func reuse(_ buffer: PacketBuffer) {

@@ -1,5 +1,9 @@
 internal import CFFmpeg
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// A flag the packet loop and FFmpeg's interrupt callback both read, set from
@@ -42,9 +46,10 @@ final class DemuxerHandle {
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
         // On failure avformat_open_input frees the context itself.
-        let code = avformat_open_input(&opened, "file:" + path, nil, &options)
+        let code = avformat_open_input(&opened, "file:" + path, Self.recognizedFormat(path), &options)
         guard code >= 0, let opened else {
-            throw Self.openError(code, path: path)
+            // An interrupted read surfaces as whatever the demuxer makes of it.
+            throw cancellation.isRaised ? MediaMuxError.cancelled(path: path) : Self.openError(code, path: path)
         }
         context = opened
         // MP4/MOV sample descriptions carry everything a stream copy needs;
@@ -54,6 +59,7 @@ final class DemuxerHandle {
         if infoCode < 0 {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&doomed)
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
             throw MediaMuxError.damaged(path: path, detail: ffmpegErrorText(infoCode))
         }
     }
@@ -61,6 +67,26 @@ final class DemuxerHandle {
     deinit {
         var doomed: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&doomed)
+    }
+
+    /// The demuxer for the two families MediaMux sees most, named from the
+    /// file's first bytes. FFmpeg's own probing runs every demuxer's probe
+    /// function, which costs more memory than the rest of opening an MP4.
+    /// Anything else is probed by FFmpeg within the whitelist.
+    private static func recognizedFormat(_ path: String) -> UnsafePointer<AVInputFormat>? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 12)
+        guard pread(descriptor, &head, head.count, 0) == head.count else { return nil }
+        let boxType = String(decoding: head[4..<8], as: UTF8.self)
+        if ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(boxType) {
+            return av_find_input_format("mov")
+        }
+        if head[0..<4] == [0x1A, 0x45, 0xDF, 0xA3] {
+            return av_find_input_format("matroska")
+        }
+        return nil
     }
 
     private static func openError(_ code: Int32, path: String) -> MediaMuxError {
@@ -107,11 +133,11 @@ func checkReadableFile(_ path: String) throws {
     var info = stat()
     guard stat(path, &info) == 0 else {
         if errno == ENOENT || errno == ENOTDIR { throw MediaMuxError.fileNotFound(path: path) }
-        throw MediaMuxError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
     }
     if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.notAFile(path: path) }
     guard access(path, R_OK) == 0 else {
-        throw MediaMuxError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
     }
     if info.st_size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
 }

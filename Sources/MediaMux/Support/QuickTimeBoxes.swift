@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What went wrong reading or patching QuickTime/MP4 boxes.
 enum BoxFailure: Error, CustomStringConvertible {
