@@ -20,12 +20,10 @@
 #include <libavutil/opt.h>
 #include <libswresample/swresample.h>
 
-// AVERROR_EOF and AVERROR(EAGAIN) are built from macros Swift does not import.
+// AVERROR codes are built from macros Swift does not import.
 static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
-static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
 static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
 static inline int CFFmpeg_AVERROR_INVALIDDATA(void) { return AVERROR_INVALIDDATA; }
-static inline int CFFmpeg_AVERROR_ENOENT(void) { return AVERROR(ENOENT); }
 
 // AV_NOPTS_VALUE is a cast expression, not a literal, so Swift does not see it.
 static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }
@@ -80,22 +78,29 @@ static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_de
     return 0;
 }
 
-// FFmpeg logs through a variadic callback. This one formats each line and
-// hands it to a plain C function pointer that Swift can provide.
-typedef void (*CFFmpeg_log_sink)(int level, const char *line);
-static CFFmpeg_log_sink cffmpeg_current_sink = NULL;
+// FFmpeg logs through a variadic callback that Swift cannot implement. This
+// one hands each error line, without its prefix, to a plain C function
+// pointer together with the object that logged it (a format context, say),
+// then leaves printing to FFmpeg's default callback and its log level.
+typedef void (*CFFmpeg_error_sink)(void *logger, const char *line);
+static CFFmpeg_error_sink cffmpeg_error_sink = NULL;
 
-static inline void CFFmpeg_log_trampoline(void *avcl, int level, const char *fmt, va_list vl) {
-    if (level > av_log_get_level() || !cffmpeg_current_sink) return;
-    char line[1024];
-    int print_prefix = 1;
-    av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
-    cffmpeg_current_sink(level, line);
+static inline void CFFmpeg_log_trampoline(void *logger, int level, const char *format, va_list arguments) {
+    if (cffmpeg_error_sink && level <= AV_LOG_ERROR) {
+        char line[512];
+        int print_prefix = 0;
+        va_list copy;
+        va_copy(copy, arguments);
+        av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
+        va_end(copy);
+        cffmpeg_error_sink(logger, line);
+    }
+    av_log_default_callback(logger, level, format, arguments);
 }
 
-static inline void CFFmpeg_set_log_sink(CFFmpeg_log_sink sink) {
-    cffmpeg_current_sink = sink;
-    av_log_set_callback(sink ? CFFmpeg_log_trampoline : av_log_default_callback);
+static inline void CFFmpeg_install_error_sink(CFFmpeg_error_sink sink) {
+    cffmpeg_error_sink = sink;
+    av_log_set_callback(CFFmpeg_log_trampoline);
 }
 
 #endif

@@ -202,4 +202,17 @@ struct MergeTests {
         }
         #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
     }
+
+    /// An MP4 cut before its moov (the download that stopped early) is damage,
+    /// and the error says what FFmpeg found missing.
+    @Test func mp4CutBeforeItsMovieHeader() async throws {
+        let folder = try TemporaryFolder()
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("h264_bframes_aac.mp4")))
+        let cut = folder.path("cut.mp4")
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        await #expect(throws: MediaMuxError.damaged(path: cut, detail: "moov atom not found")) {
+            try await MediaMux.merge(video: cut, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
+        }
+        #expect(folder.contents == ["cut.mp4"])
+    }
 }

@@ -100,8 +100,10 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) thr
 /// FFmpeg prints warnings to stderr by default; a library should not.
 enum FFmpegLogging {
     static let chosen = Atomic<Bool>(false)
+    private static let installed = Atomic<Bool>(false)
 
     static func quietUnlessChosen() {
+        if !installed.exchange(true, ordering: .relaxed) { FFmpegMessages.install() }
         if !chosen.load(ordering: .relaxed) { av_log_set_level(AV_LOG_QUIET) }
     }
 }

@@ -46,10 +46,12 @@ final class DemuxerHandle {
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
         // On failure avformat_open_input frees the context itself.
-        let code = avformat_open_input(&opened, "file:" + path, Self.recognizedFormat(path), &options)
+        let format = Self.recognizedFormat(path)
+        let code = avformat_open_input(&opened, "file:" + path, format, &options)
         guard code >= 0, let opened else {
             // An interrupted read surfaces as whatever the demuxer makes of it.
-            throw cancellation.isRaised ? MediaMuxError.cancelled(path: path) : Self.openError(code, path: path)
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+            throw Self.openError(code, path: path, recognized: format != nil, said: FFmpegMessages.take(for: fresh))
         }
         context = opened
         // MP4/MOV sample descriptions carry everything a stream copy needs;
@@ -60,11 +62,12 @@ final class DemuxerHandle {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&doomed)
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
-            throw MediaMuxError.damaged(path: path, detail: ffmpegErrorText(infoCode))
+            throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
         }
     }
 
     deinit {
+        _ = FFmpegMessages.take(for: UnsafeMutableRawPointer(context))
         var doomed: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&doomed)
     }
@@ -89,12 +92,14 @@ final class DemuxerHandle {
         return nil
     }
 
-    private static func openError(_ code: Int32, path: String) -> MediaMuxError {
+    /// Invalid data in a file whose first bytes name its container is damage
+    /// (an MP4 cut before its moov); otherwise nothing recognised the file.
+    private static func openError(_ code: Int32, path: String, recognized: Bool, said: String?) -> MediaMuxError {
         if code == CFFmpeg_AVERROR_INVALIDDATA() {
+            if recognized { return .damaged(path: path, detail: said ?? ffmpegErrorText(code)) }
             return .notMedia(path: path, detail: "no known audio or video format")
         }
-        if code == CFFmpeg_AVERROR_EXIT() { return .cancelled(path: path) }
-        return .unreadable(path: path, reason: ffmpegErrorText(code))
+        return .unreadable(path: path, reason: said ?? ffmpegErrorText(code))
     }
 
     var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
@@ -115,7 +120,10 @@ final class DemuxerHandle {
         let code = av_read_frame(context, packet.pointer)
         if code == CFFmpeg_AVERROR_EOF() { return false }
         if code == CFFmpeg_AVERROR_EXIT() || cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
-        if code < 0 { throw MediaMuxError.damaged(path: path, detail: "reading packets: \(ffmpegErrorText(code))") }
+        if code < 0 {
+            let said = FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(code)
+            throw MediaMuxError.damaged(path: path, detail: "reading packets: \(said)")
+        }
         return true
     }
 

@@ -1,12 +1,5 @@
 internal import CFFmpeg
-
-/// The outcome of an FFmpeg call that may legitimately say "not now" or
-/// "no more": those come back as values, every other negative code as an error.
-enum FFmpegStatus: Equatable {
-    case ok(Int32)
-    case endOfFile
-    case again
-}
+import Synchronization
 
 /// FFmpeg's text for an error code (what `av_err2str` gives in C).
 func ffmpegErrorText(_ code: Int32) -> String {
@@ -24,11 +17,42 @@ func ffmpegCheck(_ code: Int32, _ operation: @autoclosure () -> String, path: St
     throw MediaMuxError.ffmpeg(operation: operation(), path: path, code: code, message: ffmpegErrorText(code))
 }
 
-/// As `ffmpegCheck`, but EOF and EAGAIN are values.
-func ffmpegStatus(_ code: Int32, _ operation: @autoclosure () -> String, path: String) throws -> FFmpegStatus {
-    if code == CFFmpeg_AVERROR_EOF() { return .endOfFile }
-    if code == CFFmpeg_AVERROR_EAGAIN() { return .again }
-    return .ok(try ffmpegCheck(code, operation(), path: path))
+let noTimestamp: Int64 = CFFmpeg_AV_NOPTS_VALUE()
+
+/// FFmpeg's own error lines ("moov atom not found"), kept per logging object
+/// so that an error can say what FFmpeg saw in that file. Bounded: lines from
+/// objects nobody asks about are dropped oldest first.
+enum FFmpegMessages {
+    private static let lines = Mutex<[(logger: UInt, line: String)]>([])
+    private static let limit = 64
+
+    static func install() {
+        CFFmpeg_install_error_sink { logger, line in
+            guard let line else { return }
+            let text = String(cString: line).trimmingWhitespace()
+            guard !text.isEmpty else { return }
+            let key = UInt(bitPattern: logger)
+            FFmpegMessages.lines.withLock { lines in
+                lines.append((key, text))
+                if lines.count > FFmpegMessages.limit { lines.removeFirst(lines.count - FFmpegMessages.limit) }
+            }
+        }
+    }
+
+    /// The latest line logged by `logger`, forgetting all of its lines.
+    static func take(for logger: UnsafeMutableRawPointer) -> String? {
+        let key = UInt(bitPattern: logger)
+        return lines.withLock { lines in
+            let latest = lines.last { $0.logger == key }?.line
+            lines.removeAll { $0.logger == key }
+            return latest
+        }
+    }
 }
 
-let noTimestamp: Int64 = CFFmpeg_AV_NOPTS_VALUE()
+extension String {
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}
