@@ -28,14 +28,16 @@ struct MergeTests {
         Case(video: "h264_bframes_aac.mp4", audio: "real/nero_aac_lc_22khz_mono_itunsmpb.m4a", seconds: 7119.0 / 22050),
         // VP9 in WebM (ns timestamps) with fdkaac iTunSMPB: 11187 valid samples at 44.1 kHz.
         Case(video: "real/vp9_642x642_mkvmerge_timescale1ns.webm", audio: "real/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", seconds: 11187.0 / 44100),
+        // VP9 in MP4: the vpcC box must survive (the muxer rebuilds it from the pixel format).
+        Case(video: "vp9.mp4", audio: "aac_7s.m4a", seconds: 2.0, videoTag: "vp09"),
         // HEVC tagged hev1 comes out hvc1.
         Case(video: "hevc_hev1.mp4", audio: "aac_7s.m4a", seconds: 2.0, videoTag: "hvc1"),
         // Variable frame rate: the movie header says 2.5 s.
         Case(video: "h264_vfr.mp4", audio: "aac_7s.m4a", seconds: 2.5),
         // Edit list starting on a non-keyframe: elst 2900 ms.
         Case(video: "h264_negative_start.mp4", audio: "aac_7s.m4a", seconds: 2.9),
-        // Matroska video starting at 23 ms, 3 s long, with MP3.
-        Case(video: "h264_aac.mkv", audio: "mp3_5s.mp3", seconds: 3.023),
+        // Matroska video 3 s long, starting 23 ms after its own audio: shown from 0 with the MP3.
+        Case(video: "h264_aac.mkv", audio: "mp3_5s.mp3", seconds: 3.0),
         // AV1 with Opus from a WebM without duration.
         Case(video: "av1.mp4", audio: "real/chrome_mediarecorder_opus_no_duration.webm", seconds: 1.5),
         // Android layout with a VBR MP3.
@@ -84,12 +86,62 @@ struct MergeTests {
         try expectCopied(try #require(file.audioTracks.first), from: Fixtures.path(example.audio), handler: "soun")
     }
 
+    /// The codec configuration box of a track's sample description (avcC,
+    /// hvcC, vpcC, av1C, esds, dOps), as raw bytes.
+    private func configurationBox(_ track: MP4File.Track, in path: String) throws -> Data? {
+        guard let stsd = track.box.find("mdia/minf/stbl/stsd").first?.box else { return nil }
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(stsd.offset))
+        let bytes = [UInt8](try handle.read(upToCount: Int(stsd.size)) ?? Data())
+        for name in ["avcC", "hvcC", "vpcC", "av1C", "esds", "dOps"] {
+            let pattern = Array(name.utf8)
+            guard let at = (4..<max(bytes.count - 4, 4)).first(where: { Array(bytes[$0..<$0 + 4]) == pattern }) else { continue }
+            let size = bytes[(at - 4)..<at].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8, at - 4 + size <= bytes.count else { return nil }
+            return Data(bytes[(at - 4)..<(at - 4 + size)])
+        }
+        return nil
+    }
+
+    /// For an esds box, its DecoderSpecificInfo (descriptor tag 5); any other
+    /// configuration box as it is.
+    private func decoderConfiguration(_ box: Data) -> Data {
+        let bytes = [UInt8](box)
+        guard bytes.count > 12, String(decoding: bytes[4..<8], as: UTF8.self) == "esds" else { return box }
+        var at = 12
+        while at < bytes.count {
+            let tag = bytes[at]
+            var length = 0
+            at += 1
+            for _ in 0..<4 where at < bytes.count {
+                length = length << 7 | Int(bytes[at] & 0x7F)
+                at += 1
+                if bytes[at - 1] & 0x80 == 0 { break }
+            }
+            switch tag {
+            case 5: return Data(bytes[at..<min(at + length, bytes.count)])
+            case 3: at += 3  // ES_ID and flags; the nested descriptors follow
+            case 4: at += 13  // object type, stream type, buffer size, bitrates
+            default: at += length
+            }
+        }
+        return Data()
+    }
+
     /// The output's samples are the input's, byte for byte and in decode order
     /// (checked where the input is itself MP4/MOV, which the reader understands).
     private func expectCopied(_ output: MP4File.Track, from inputPath: String, handler: String) throws {
         guard [".mp4", ".mov", ".m4a"].contains(where: inputPath.hasSuffix),
               let input = try MP4File(path: inputPath).tracks.first(where: { $0.handlerType == handler }) else { return }
         #expect(output.sampleCount > 0 && output.sampleCount <= input.sampleCount)
+        // The decoder configuration travels intact, or players cannot decode the
+        // copy. An esds also holds the track number and bitrates, which the
+        // muxer rightly rewrites; what the decoder reads is its tag-5 payload.
+        let inputConfiguration = try configurationBox(input, in: inputPath).map(decoderConfiguration)
+        #expect(inputConfiguration != nil, "\(inputPath): no configuration box found")
+        #expect(try configurationBox(output, in: output.filePath).map(decoderConfiguration) == inputConfiguration,
+                "\(inputPath): decoder configuration differs")
         let first = try output.sampleData(0)
         // FFmpeg skips samples that no edit ever reaches, so the copy may start after the input's first sample.
         let offset = try (0..<input.sampleCount).first { try input.sampleData($0) == first }

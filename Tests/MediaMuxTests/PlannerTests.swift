@@ -56,6 +56,19 @@ struct PlannerTests {
         #expect(noFaststart.movieHeader == .atEnd)
     }
 
+    @Test func videoIsShownFromZero() throws {
+        // A video starting 0.5 s into its file (after its own audio) starts the output.
+        let late = Self.info("late.mov", [
+            Self.stream(0, .audio, codec: "aac", scale: 48000, end: 480_000),
+            Self.stream(1, .video, codec: "h264", scale: 90000, start: 45000, end: 495_000, width: 640, height: 360),
+        ])
+        let plan = try planner.plan(video: late, audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: MergeOptions())
+        #expect(plan.video.origin == MediaTime(value: 1, timescale: 2))
+        #expect(plan.video.sourceStart == .zero())
+        #expect(plan.end == MediaTime(value: 5, timescale: 1))
+        #expect(plan.endReason == .videoEndsFirst)
+    }
+
     @Test func coverArtIsNotAVideoStream() throws {
         let withArt = Self.info("art.mp4", [
             Self.stream(0, .video, codec: "mjpeg", scale: 90000, end: 90000, width: 600, height: 600, coverArt: true),

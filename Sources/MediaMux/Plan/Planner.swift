@@ -103,8 +103,16 @@ public struct MergePlanner: Sendable {
     }
 
     private static func track(_ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind) throws -> MergePlan.Track {
-        guard let start = stream.start, let end = stream.end, end > start else {
+        guard var start = stream.start, var end = stream.end, end > start else {
             throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
+        }
+        var origin = stream.origin
+        // The video's first frame is shown at zero. A late start in its file only
+        // placed it against that file's own audio, which a merge does not copy.
+        if kind == .video, start > .zero() {
+            origin = origin + start
+            end = end - start
+            start = .zero()
         }
         return MergePlan.Track(
             path: info.path,
@@ -113,7 +121,7 @@ public struct MergePlanner: Sendable {
             // Apple's players refuse HEVC tagged hev1, which FFmpeg picks by default.
             codecTag: stream.codec == "hevc" ? "hvc1" : nil,
             timeBase: stream.timeBase,
-            origin: stream.origin,
+            origin: origin,
             sourceStart: max(start, .zero()),
             sourceEnd: end,
             sampleCount: stream.packetCount,

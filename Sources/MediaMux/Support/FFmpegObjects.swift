@@ -54,10 +54,7 @@ final class DemuxerHandle {
             throw Self.openError(code, path: path, recognized: format != nil, said: FFmpegMessages.take(for: fresh))
         }
         context = opened
-        // MP4/MOV sample descriptions carry everything a stream copy needs;
-        // find_stream_info would decode frames just to learn the pixel format
-        // (about 5 MiB of decoder state for 720p H.264). Other containers need it.
-        let infoCode = isQuickTimeFamily ? 0 : avformat_find_stream_info(context, nil)
+        let infoCode = needsStreamInfo ? avformat_find_stream_info(context, nil) : 0
         if infoCode < 0 {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&doomed)
@@ -100,6 +97,27 @@ final class DemuxerHandle {
             return .notMedia(path: path, detail: "no known audio or video format")
         }
         return .unreadable(path: path, reason: said ?? ffmpegErrorText(code))
+    }
+
+    /// Codecs whose MP4/MOV sample description holds their whole configuration
+    /// (avcC, hvcC, av1C, esds, dOps, ...), so that a stream copy needs nothing
+    /// that only decoding reveals. VP9's vpcC, for one, is rebuilt by the muxer
+    /// from the pixel format, which only decoding tells.
+    private static let completeInSampleDescription: Set<AVCodecID> = [
+        AV_CODEC_ID_H264, AV_CODEC_ID_HEVC, AV_CODEC_ID_AV1, AV_CODEC_ID_MPEG4,
+        AV_CODEC_ID_AAC, AV_CODEC_ID_MP3, AV_CODEC_ID_ALAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3,
+    ]
+
+    /// find_stream_info decodes frames to fill in what the container does not
+    /// say (about 5 MiB of decoder state for 720p H.264). MP4/MOV files whose
+    /// streams all describe themselves fully can do without it.
+    private var needsStreamInfo: Bool {
+        guard isQuickTimeFamily else { return true }
+        return (0..<streamCount).contains { index in
+            let parameters = stream(index).pointee.codecpar.pointee
+            let isMedia = parameters.codec_type == AVMEDIA_TYPE_VIDEO || parameters.codec_type == AVMEDIA_TYPE_AUDIO
+            return isMedia && !Self.completeInSampleDescription.contains(parameters.codec_id)
+        }
     }
 
     var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
