@@ -10,6 +10,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         .systemLibrary(
@@ -22,7 +24,12 @@ let package = Package(
         ),
         .target(
             name: "MediaMux",
-            dependencies: ["CFFmpeg"]
+            dependencies: [
+                "CFFmpeg",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "muxctl",
@@ -33,7 +40,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaMuxTests",
-            dependencies: ["MediaMux"]
+            dependencies: [
+                "MediaMux",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "muxctlTests",

@@ -13,7 +13,7 @@ extension MuxCtl {
             """)
 
         @Argument(help: "The video file.") var video: String
-        @Argument(help: "The audio file.") var audio: String
+        @Argument(help: "The audio file, or an http(s) URL to download it from.") var audio: String
         @Argument(help: "The file to write: .mp4, .m4v or .mov.") var output: String
 
         @Option(name: .customLong("video-stream"), help: "Which video stream of VIDEO, counting from 0.")
@@ -34,6 +34,7 @@ extension MuxCtl {
         @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
         var noFaststart = false
 
+        @OptionGroup var download: DownloadFlags
         @OptionGroup var common: CommonOptions
 
         func validate() throws {
@@ -50,15 +51,38 @@ extension MuxCtl {
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
                 rotation: rotate, overwrite: force, faststart: !noFaststart)
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
-            let report = try await runReportingErrors {
-                try await MediaMux.merge(video: video, audio: audio, output: output, options: options) { progress in
-                    bar?.update(fraction: progress.fraction, detail: "\(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
+            let downloadOptions = download.options
+            let (report, fetched) = try await runReportingErrors { [video, audio, output] in
+                var audioPath = audio
+                var fetched: DownloadResult?
+                var scratch: String?
+                defer { if let scratch { _ = unlinkFile(scratch) } }
+                if MediaMux.isDownloadURL(audio) {
+                    let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) }
+                    let result: DownloadResult
+                    if downloadOptions.useCache {
+                        result = try await MediaMux.download(audio, options: downloadOptions, progress: report)
+                    } else {
+                        let path = hiddenSibling(of: output, suffix: ".audio")
+                        scratch = path
+                        result = try await MediaMux.download(audio, to: path, overwrite: true, options: downloadOptions, progress: report)
+                    }
+                    audioPath = result.path
+                    fetched = result
                 }
+                let merged = try await MediaMux.merge(video: video, audio: audioPath, output: output, options: options) { progress in
+                    bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
+                }
+                return (merged, fetched)
             }
             bar?.clear()
+            if !common.quiet { fetched?.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
             if common.json {
-                printJSON(MergeSummary(report))
+                var summary = MergeSummary(report)
+                summary.audioDownload = fetched.map(DownloadSummary.init)
+                printJSON(summary)
             } else if !common.quiet {
+                if let fetched { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
                 print(describe(report))
             }
         }
@@ -89,4 +113,19 @@ func formatBytes(_ bytes: Int) -> String {
         unit += 1
     }
     return unit == 0 ? "\(bytes) bytes" : "\(MediaMux.decimal(value, places: 1)) \(units[unit])"
+}
+
+/// A hidden file beside `path` for intermediate data, removed afterwards.
+func hiddenSibling(of path: String, suffix: String) -> String {
+    let slash = path.lastIndex(of: "/")
+    let folder = slash.map { String(path[..<$0]) } ?? "."
+    let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+    return folder + "/." + name + suffix + "-\(UInt32.random(in: 0...UInt32.max))"
+}
+
+extension String {
+    func replacingFirstLine(with line: String) -> String {
+        guard let newline = firstIndex(of: "\n") else { return line }
+        return line + self[newline...]
+    }
 }

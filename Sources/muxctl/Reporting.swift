@@ -135,3 +135,5 @@ func writeToStandardError(_ text: String) {
     var text = text
     text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
 }
+
+func unlinkFile(_ path: String) -> Bool { unlink(path) == 0 }

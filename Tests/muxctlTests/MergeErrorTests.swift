@@ -69,8 +69,9 @@ struct MergeErrorTests {
                  blame: .video, status: 1, message: "no such file"),
             Case(label: "subfile: URL as AUDIO", audio: "subfile:,,start,0,end,100,,:TestMedia/aac_2s.m4a",
                  blame: .audio, status: 1, message: "no such file"),
-            Case(label: "http URL as AUDIO", audio: "http://127.0.0.1:9/a.m4a", blame: .audio, status: 1,
-                 message: "no such file"),
+            // An http AUDIO is downloaded; nothing listens on port 9 of the loopback.
+            Case(label: "unreachable http URL as AUDIO", audio: "http://127.0.0.1:9/a.m4a", extra: ["--retries", "0"],
+                 blame: .audio, status: 1, message: "connection refused"),
             // `file:` is not stripped: the tool treats every argument as a plain path.
             Case(label: "file: URL as AUDIO", audio: "file:TestMedia/aac_2s.m4a", blame: .audio, status: 1,
                  message: "no such file"),

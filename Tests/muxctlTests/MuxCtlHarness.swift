@@ -16,6 +16,10 @@ enum MuxCtl {
         .deletingLastPathComponent()  // Tests
         .deletingLastPathComponent()  // package root
 
+    /// The download cache every launched `muxctl` uses.
+    static let testCacheDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("muxctlTests-cache-\(ProcessInfo.processInfo.processIdentifier)").path
+
     /// Absolute path of a file in `TestMedia`.
     static func fixture(_ name: String) -> String {
         packageRoot.appendingPathComponent("TestMedia").appendingPathComponent(name).path
@@ -108,6 +112,10 @@ final class RunningMuxCtl: @unchecked Sendable {
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        // Downloads go to a cache of the test run's own, never the user's ~/.cache.
+        var environment = ProcessInfo.processInfo.environment
+        environment["MUXCTL_CACHE_DIR"] = MuxCtl.testCacheDirectory
+        process.environment = environment
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice

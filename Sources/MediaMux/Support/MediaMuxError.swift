@@ -18,6 +18,14 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     case outputDirectoryMissing(path: String)
     case outputNotWritable(path: String, reason: String)
     case invalidOption(String)
+    case unsupportedURL(url: String, reason: String)
+    case http(status: Int, url: String)
+    case network(url: String, reason: String)
+    case tooLarge(url: String, limit: Int64)
+    case incomplete(url: String, received: Int64, expected: Int64)
+    case checksumMismatch(url: String, expected: String, actual: String)
+    case notAudio(url: String, contentType: String?, detail: String)
+    case cache(path: String, reason: String)
     case ffmpeg(operation: String, path: String, code: Int32, message: String)
     case cancelled(path: String)
 
@@ -52,6 +60,22 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): cannot be written (\(reason))"
         case .invalidOption(let message):
             return message
+        case .unsupportedURL(let url, let reason):
+            return "\(url): \(reason)"
+        case .http(let status, let url):
+            return "\(url): the server answered \(status) \(httpReason(status))"
+        case .network(let url, let reason):
+            return "\(url): \(reason)"
+        case .tooLarge(let url, let limit):
+            return "\(url): larger than the \(limit / (1 << 20)) MiB limit"
+        case .incomplete(let url, let received, let expected):
+            return "\(url): only \(received) of \(expected) bytes arrived"
+        case .checksumMismatch(let url, let expected, let actual):
+            return "\(url): SHA-256 is \(actual), expected \(expected)"
+        case .notAudio(let url, let contentType, let detail):
+            return "\(url): not an audio file (Content-Type \(contentType ?? "not given"); \(detail))"
+        case .cache(let path, let reason):
+            return "\(path): cache problem (\(reason))"
         case .ffmpeg(let operation, let path, _, let message):
             return "\(path): \(operation) failed (\(message))"
         case .cancelled(let path):
@@ -63,6 +87,9 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     public var hint: String? {
         switch self {
         case .outputExists: return "pass --force to overwrite it"
+        case .tooLarge: return "raise the limit with --max-size if the file is expected to be this large"
+        case .http(404, _), .http(410, _): return "check the URL"
+        case .http(401, _), .http(403, _): return "the server refuses access; the URL may need a token or may have expired"
         case .noStream(.audio, _): return "pass a file with an audio track as AUDIO"
         case .noStream(.video, _): return "pass a file with a video track as VIDEO"
         case .streamIndexOutOfRange: return "run `muxctl probe` on the file to list its streams"
@@ -70,5 +97,22 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "try a .mov output"
         default: return nil
         }
+    }
+}
+
+private func httpReason(_ status: Int) -> String {
+    switch status {
+    case 400: return "Bad Request"
+    case 401: return "Unauthorized"
+    case 403: return "Forbidden"
+    case 404: return "Not Found"
+    case 408: return "Request Timeout"
+    case 410: return "Gone"
+    case 429: return "Too Many Requests"
+    case 500: return "Internal Server Error"
+    case 502: return "Bad Gateway"
+    case 503: return "Service Unavailable"
+    case 504: return "Gateway Timeout"
+    default: return status >= 500 ? "(server error)" : "(client error)"
     }
 }

@@ -1,0 +1,192 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the cache keeps about one downloaded URL, beside its bytes.
+struct CacheRecord: Codable, Equatable {
+    var url: String
+    var finalURL: String
+    /// The data file's name inside the cache folder.
+    var file: String
+    var bytes: Int64
+    var validators: ResourceValidators
+    var sha256: String?
+    var storedAt: Int64
+    var lastUsedAt: Int64
+}
+
+/// Downloads kept by URL, in one folder: `KEY-NAME` (the bytes), `KEY.json`
+/// (the record), `KEY.partial` and `KEY.partial.json` (an interrupted
+/// transfer and what it was fetching), `KEY.lock`. KEY is the SHA-256 of the
+/// URL. Files appear under their final names only by rename, and every
+/// change to a key happens under an exclusive flock of its lock file, so
+/// tasks and processes downloading the same URL take turns.
+struct DownloadCache {
+    let directory: String
+
+    /// `explicit`, else `$MUXCTL_CACHE_DIR`, else `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`.
+    static func resolveDirectory(_ explicit: String?) -> String {
+        func environment(_ name: String) -> String? {
+            guard let value = getenv(name) else { return nil }
+            let text = String(cString: value)
+            return text.isEmpty ? nil : text
+        }
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let override = environment("MUXCTL_CACHE_DIR") { return override }
+        if let xdg = environment("XDG_CACHE_HOME") { return xdg + "/muxctl" }
+        return (environment("HOME") ?? ".") + "/.cache/muxctl"
+    }
+
+    init(directory: String) throws {
+        self.directory = directory
+        try makeFolders(directory)
+    }
+
+    func key(for url: String) -> String {
+        var hasher = SHA256()
+        hasher.update(Array(url.utf8))
+        return String(SHA256.hex(hasher.finalize()).prefix(32))
+    }
+
+    func path(_ name: String) -> String { directory + "/" + name }
+    func recordPath(_ key: String) -> String { path(key + ".json") }
+    func partialPath(_ key: String) -> String { path(key + ".partial") }
+    func partialValidatorsPath(_ key: String) -> String { path(key + ".partial.json") }
+
+    /// The data file name for a URL: the key, then the URL's own file name, tidied.
+    func dataFileName(key: String, url: String) -> String {
+        let withoutQuery = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let last = withoutQuery.split(separator: "/").last.map(String.init) ?? ""
+        let tidy = String(last.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(80))
+        return key + "-" + (tidy.isEmpty || tidy.contains("://") ? "download" : tidy)
+    }
+
+    /// The complete copy of a URL, if the cache holds one intact.
+    func record(_ key: String) -> CacheRecord? {
+        guard let record: CacheRecord = readJSONFile(recordPath(key)), fileSize(path(record.file)) == record.bytes else { return nil }
+        return record
+    }
+
+    func partialValidators(_ key: String) -> ResourceValidators? {
+        guard fileSize(partialPath(key)) > 0 else { return nil }
+        return readJSONFile(partialValidatorsPath(key))
+    }
+
+    func savePartialValidators(_ key: String, _ validators: ResourceValidators) throws {
+        try writeJSONFile(validators, to: partialValidatorsPath(key))
+    }
+
+    func discardPartial(_ key: String) {
+        unlink(partialPath(key))
+        unlink(partialValidatorsPath(key))
+    }
+
+    /// Moves the finished partial file into place and records it.
+    func commit(_ key: String, record: CacheRecord) throws {
+        if let old: CacheRecord = readJSONFile(recordPath(key)), old.file != record.file { unlink(path(old.file)) }
+        guard rename(partialPath(key), path(record.file)) == 0 else {
+            throw MediaMuxError.cache(path: path(record.file), reason: systemErrorText())
+        }
+        try writeJSONFile(record, to: recordPath(key))
+        unlink(partialValidatorsPath(key))
+    }
+
+    func touch(_ key: String, record: CacheRecord) {
+        var used = record
+        used.lastUsedAt = secondsSince1970()
+        try? writeJSONFile(used, to: recordPath(key))
+    }
+
+    /// Every complete entry, most recently used first.
+    func entries() -> [(key: String, record: CacheRecord)] {
+        guard let folder = opendir(directory) else { return [] }
+        defer { closedir(folder) }
+        var found: [(String, CacheRecord)] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".json"), !name.hasSuffix(".partial.json") else { continue }
+            let key = String(name.dropLast(5))
+            if let record = record(key) { found.append((key, record)) }
+        }
+        return found.sorted { $0.1.lastUsedAt > $1.1.lastUsedAt }
+    }
+
+    /// Removes least recently used entries until the cache fits `limit`, never `keeping`.
+    func trim(to limit: Int64, keeping: String) {
+        var total = entries().reduce(Int64(0)) { $0 + $1.record.bytes }
+        for (key, record) in entries().reversed() where total > limit && key != keeping {
+            remove(key, record: record)
+            total -= record.bytes
+        }
+    }
+
+    func remove(_ key: String, record: CacheRecord) {
+        unlink(recordPath(key))
+        unlink(path(record.file))
+        discardPartial(key)
+    }
+
+    /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.
+    func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
+        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT, 0o644)
+        guard descriptor >= 0 else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try await body()
+    }
+}
+
+func secondsSince1970() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec)
+}
+
+private func makeFolders(_ path: String) throws {
+    var built = path.hasPrefix("/") ? "" : "."
+    for part in path.split(separator: "/") {
+        built += "/" + part
+        if mkdir(built, 0o755) != 0 && errno != EEXIST {
+            throw MediaMuxError.cache(path: path, reason: systemErrorText())
+        }
+    }
+}
+
+func readJSONFile<T: Decodable>(_ path: String) -> T? {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = read(descriptor, &chunk, chunk.count)
+        guard count > 0 else { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return try? JSONDecoder().decode(T.self, from: Data(bytes))
+}
+
+/// Writes beside the target and renames, so a reader never sees half a record.
+func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
+    let data = try JSONEncoder().encode(value)
+    let temporary = path + ".tmp\(getpid())"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+    let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
+    guard written == data.count, rename(temporary, path) == 0 else {
+        unlink(temporary)
+        throw MediaMuxError.cache(path: path, reason: systemErrorText())
+    }
+}

@@ -1,0 +1,98 @@
+/// How a download behaves. The defaults suit a soundtrack on a web server.
+public struct DownloadOptions: Sendable, Equatable {
+    /// Where cached downloads live; nil means `$MUXCTL_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`.
+    public var cacheDirectory: String?
+    /// Keep downloads in the cache and revalidate them instead of fetching again.
+    public var useCache: Bool
+    /// Lowercase hex SHA-256 the body must have.
+    public var expectedSHA256: String?
+    /// Refuse bodies larger than this.
+    public var maximumBytes: Int64
+    /// The cache is trimmed, least recently used first, to this size.
+    public var maximumCacheBytes: Int64
+    public var connectTimeout: Duration
+    /// How long the server may send nothing before the attempt counts as failed.
+    public var idleTimeout: Duration
+    public var maximumRedirects: Int
+    /// Attempts in all, for transient failures (connection errors, 5xx, 408, 429, cut bodies).
+    public var maximumAttempts: Int
+    /// The first retry waits this long, each next one twice as long (or what Retry-After says).
+    public var retryDelay: Duration
+    /// Probe the body and refuse anything that is not audio (an HTML error page served with 200, say).
+    public var requireAudio: Bool
+
+    public init(
+        cacheDirectory: String? = nil, useCache: Bool = true, expectedSHA256: String? = nil,
+        maximumBytes: Int64 = 2 << 30, maximumCacheBytes: Int64 = 10 << 30,
+        connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
+        maximumRedirects: Int = 5, maximumAttempts: Int = 5, retryDelay: Duration = .milliseconds(500),
+        requireAudio: Bool = true
+    ) {
+        self.cacheDirectory = cacheDirectory
+        self.useCache = useCache
+        self.expectedSHA256 = expectedSHA256?.lowercased()
+        self.maximumBytes = maximumBytes
+        self.maximumCacheBytes = maximumCacheBytes
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+        self.maximumRedirects = maximumRedirects
+        self.maximumAttempts = maximumAttempts
+        self.retryDelay = retryDelay
+        self.requireAudio = requireAudio
+    }
+}
+
+/// How far a download has come; handed out a few times a second.
+public struct DownloadProgress: Sendable, Equatable {
+    public var bytesReceived: Int64
+    /// Nil when the server does not say (no Content-Length).
+    public var totalBytes: Int64?
+    public var bytesPerSecond: Double
+    public var secondsRemaining: Double?
+
+    public var fraction: Double? {
+        guard let totalBytes, totalBytes > 0 else { return nil }
+        return min(Double(bytesReceived) / Double(totalBytes), 1)
+    }
+}
+
+/// Where a downloaded file came from.
+public enum DownloadSource: String, Sendable, Equatable {
+    /// Fetched (or finished fetching) over the network.
+    case network
+    /// The cached copy, confirmed current by the server (304, no body transferred).
+    case revalidatedCache
+    /// The cached copy, used because the server could not be reached.
+    case offlineCache
+}
+
+public struct DownloadResult: Sendable, Equatable {
+    /// The file on disk.
+    public var path: String
+    public var url: String
+    /// The URL after redirects.
+    public var finalURL: String
+    public var bytes: Int64
+    public var contentType: String?
+    public var source: DownloadSource
+    /// Bytes that an earlier, interrupted transfer had already fetched.
+    public var resumedFrom: Int64
+    /// Requests made, retries included.
+    public var attempts: Int
+    public var sha256: String?
+    public var elapsedSeconds: Double
+    /// Things the user should know, such as an offline fallback.
+    public var warnings: [String]
+}
+
+/// One file in the download cache.
+public struct CachedDownload: Sendable, Equatable {
+    public var url: String
+    public var path: String
+    public var bytes: Int64
+    public var contentType: String?
+    /// Seconds since 1970.
+    public var storedAt: Int64
+    public var lastUsedAt: Int64
+}

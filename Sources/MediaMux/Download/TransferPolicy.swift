@@ -1,0 +1,141 @@
+/// The facts of a response that decide what happens next.
+struct ResponseFacts: Equatable {
+    var status: Int
+    var contentLength: Int64?
+    /// From Content-Range `bytes START-END/TOTAL` (or `*/TOTAL` on 416).
+    var rangeStart: Int64?
+    var rangeTotal: Int64?
+    var retryAfter: String?
+}
+
+/// Why an attempt failed before or during the body.
+enum TransferFailure: Error, Equatable {
+    /// Could not connect (refused, unreachable, no such host, connect timeout).
+    case connection(String)
+    /// Connected, then the server went quiet for longer than the idle timeout.
+    case idle
+    /// The connection closed before the body was complete.
+    case truncated(received: Int64, expected: Int64?)
+    /// TLS failed: a certificate or protocol problem, not worth retrying.
+    case tls(String)
+    /// Too many redirects, or a redirect loop.
+    case redirects(String)
+    case other(String)
+
+    var isTransient: Bool {
+        switch self {
+        case .connection, .idle, .truncated: return true
+        case .tls, .redirects, .other: return false
+        }
+    }
+
+    var reason: String {
+        switch self {
+        case .connection(let detail): return detail
+        case .idle: return "the server stopped sending data"
+        case .truncated(let received, let expected):
+            return "the connection closed after \(received)" + (expected.map { " of \($0)" } ?? "") + " bytes"
+        case .tls(let detail): return "TLS: \(detail)"
+        case .redirects(let detail): return detail
+        case .other(let detail): return detail
+        }
+    }
+}
+
+/// What the transfer does next.
+enum TransferDecision: Equatable {
+    /// Stream the body into the partial file from this offset (0 truncates it).
+    case write(from: Int64, total: Int64?)
+    /// The cached copy is current (304).
+    case notModified
+    /// The partial file is already the whole resource.
+    case complete(total: Int64)
+    /// Throw away the partial file and ask again from the start, now.
+    case restart
+    case retry(after: Duration)
+    case fail(MediaMuxError)
+}
+
+/// Every decision of a download, from response facts: pure, so each rule is a
+/// unit test. The transfer loop only does what this says.
+struct TransferPolicy: Equatable {
+    var url: String
+    var maximumAttempts: Int
+    var retryDelay: Duration
+    var maximumBytes: Int64
+    /// Retry-After longer than this is not waited for.
+    var longestWait: Duration = .seconds(60)
+
+    /// After response headers arrive for a request that asked for `offset` onwards.
+    func decide(_ response: ResponseFacts, requestedOffset offset: Int64, attempt: Int) -> TransferDecision {
+        switch response.status {
+        case 200:
+            // A server that ignores Range, or a resource that changed (If-Range), sends it all.
+            if let length = response.contentLength, length > maximumBytes {
+                return .fail(.tooLarge(url: url, limit: maximumBytes))
+            }
+            return .write(from: 0, total: response.contentLength)
+        case 206:
+            guard let start = response.rangeStart, start == offset else { return .restart }
+            if let total = response.rangeTotal, total > maximumBytes {
+                return .fail(.tooLarge(url: url, limit: maximumBytes))
+            }
+            return .write(from: offset, total: response.rangeTotal ?? response.contentLength.map { $0 + offset })
+        case 304:
+            return .notModified
+        case 416:
+            if offset > 0, let total = response.rangeTotal, total == offset { return .complete(total: total) }
+            return .restart
+        case 408, 429, 500...599:
+            guard attempt < maximumAttempts else { return .fail(.http(status: response.status, url: url)) }
+            let wait = max(backoff(attempt: attempt), retryAfter(response.retryAfter) ?? .zero)
+            guard wait <= longestWait else { return .fail(.http(status: response.status, url: url)) }
+            return .retry(after: wait)
+        default:
+            return .fail(.http(status: response.status, url: url))
+        }
+    }
+
+    /// After an attempt failed without a usable response.
+    func decide(_ failure: TransferFailure, attempt: Int) -> TransferDecision {
+        guard failure.isTransient, attempt < maximumAttempts else {
+            if case .truncated(let received, let expected) = failure, let expected {
+                return .fail(.incomplete(url: url, received: received, expected: expected))
+            }
+            return .fail(.network(url: url, reason: failure.reason))
+        }
+        return .retry(after: backoff(attempt: attempt))
+    }
+
+    /// After the body ended normally: short of its declared length is a cut.
+    func decideEnd(received: Int64, expected: Int64?, attempt: Int) -> TransferDecision? {
+        guard let expected, received < expected else { return nil }
+        return decide(.truncated(received: received, expected: expected), attempt: attempt)
+    }
+
+    /// 1x, 2x, 4x ... the retry delay, at most 30 s.
+    func backoff(attempt: Int) -> Duration {
+        var wait = retryDelay
+        for _ in 1..<max(attempt, 1) where wait < .seconds(30) { wait *= 2 }
+        return min(wait, .seconds(30))
+    }
+
+    /// Retry-After in seconds; an HTTP date is treated as "a little while".
+    private func retryAfter(_ value: String?) -> Duration? {
+        guard let value = value?.trimmingWhitespace(), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        return .seconds(5)
+    }
+}
+
+/// Parses `bytes START-END/TOTAL` and `bytes */TOTAL`.
+func parseContentRange(_ value: String?) -> (start: Int64?, total: Int64?) {
+    guard let value, value.hasPrefix("bytes ") else { return (nil, nil) }
+    let spec = value.dropFirst(6)
+    let parts = spec.split(separator: "/", maxSplits: 1)
+    guard parts.count == 2 else { return (nil, nil) }
+    let total = Int64(parts[1])
+    if parts[0] == "*" { return (nil, total) }
+    let start = parts[0].split(separator: "-").first.flatMap { Int64($0) }
+    return (start, total)
+}

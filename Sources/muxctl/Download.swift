@@ -1,0 +1,93 @@
+import ArgumentParser
+import MediaMux
+
+/// Options every command that downloads shares.
+struct DownloadFlags: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: "The download cache (default: $MUXCTL_CACHE_DIR, $XDG_CACHE_HOME/muxctl or ~/.cache/muxctl).")
+    var cacheDirectory: String?
+
+    @Flag(name: .customLong("no-cache"), help: "Download straight to the destination, without the cache.")
+    var noCache = false
+
+    @Option(help: "The SHA-256 the download must have (hex).")
+    var sha256: String?
+
+    @Option(name: .customLong("max-size"), help: "Refuse downloads larger than this many MiB.")
+    var maximumMiB: Int64 = 2048
+
+    @Option(help: "Retries after transient failures (connection errors, 5xx, 408, 429, cut transfers).")
+    var retries: Int = 4
+
+    func validate() throws {
+        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--sha256 takes 64 hexadecimal digits")
+        }
+        if maximumMiB <= 0 { throw ValidationError("--max-size must be positive") }
+        if retries < 0 { throw ValidationError("--retries must be 0 or more") }
+    }
+
+    var options: DownloadOptions {
+        DownloadOptions(
+            cacheDirectory: cacheDirectory, useCache: !noCache, expectedSHA256: sha256, maximumBytes: maximumMiB << 20,
+            maximumAttempts: retries + 1)
+    }
+}
+
+extension MuxCtl {
+    struct Download: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download an audio file (http or https), resuming and caching.",
+            discussion: "Without -o the file stays in the download cache and its path is printed.")
+
+        @Argument(help: "The URL.") var url: String
+        @Option(name: .shortAndLong, help: "Where to put the file.") var output: String?
+        @Flag(name: [.customShort("y"), .long], help: "Overwrite the -o file if it exists.") var force = false
+        @OptionGroup var download: DownloadFlags
+        @OptionGroup var common: CommonOptions
+
+        func validate() throws {
+            if download.noCache && output == nil { throw ValidationError("--no-cache needs -o FILE") }
+        }
+
+        func run() async throws {
+            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
+            let options = download.options
+            let result = try await runReportingErrors { [url, output, force] in
+                let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: describe($0)) }
+                if let output {
+                    return try await MediaMux.download(url, to: output, overwrite: force, options: options, progress: report)
+                }
+                return try await MediaMux.download(url, options: options, progress: report)
+            }
+            bar?.clear()
+            if !common.quiet { result.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
+            if common.json {
+                printJSON(DownloadSummary(result))
+            } else if !common.quiet {
+                print(describe(result))
+            }
+        }
+    }
+}
+
+func describe(_ progress: DownloadProgress) -> String {
+    var text = formatBytes(Int(progress.bytesReceived))
+    if let total = progress.totalBytes { text += " of " + formatBytes(Int(total)) }
+    if progress.bytesPerSecond > 0 { text += ", " + formatBytes(Int(progress.bytesPerSecond)) + "/s" }
+    if let left = progress.secondsRemaining, progress.bytesPerSecond > 0 { text += ", \(Int(left.rounded(.up))) s left" }
+    return text
+}
+
+func describe(_ result: DownloadResult) -> String {
+    let source: String
+    switch result.source {
+    case .network: source = result.resumedFrom > 0 ? "downloaded, resumed at \(formatBytes(Int(result.resumedFrom)))" : "downloaded"
+    case .revalidatedCache: source = "from the cache (unchanged on the server)"
+    case .offlineCache: source = "from the cache (server unreachable)"
+    }
+    var lines = ["\(result.path)", "  \(formatBytes(Int(result.bytes))), \(source) in \(MediaMux.decimal(result.elapsedSeconds, places: 2)) s"]
+    if result.finalURL != result.url { lines.append("  redirected to \(result.finalURL)") }
+    if let sha256 = result.sha256 { lines.append("  sha256 \(sha256)") }
+    return lines.joined(separator: "\n")
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import MediaMux
+
+/// SHA-256 against the FIPS 180-4 example vectors, against itself fed in
+/// pieces, and against /usr/bin/sha256sum on files.
+struct SHA256Tests {
+    static func digest(_ bytes: [UInt8]) -> String {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return SHA256.hex(hasher.finalize())
+    }
+
+    /// Deterministic bytes covering all values.
+    static func pattern(count: Int, seed: UInt32 = 0x9e37_79b9) -> [UInt8] {
+        var x = seed
+        return (0..<count).map { _ in
+            x = x &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: x >> 24)
+        }
+    }
+
+    /// Runs /usr/bin/sha256sum on a file and returns its hex digest.
+    static func sha256sum(_ path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let text = String(decoding: output, as: UTF8.self)
+        return String(text.prefix(while: { $0 != " " }))
+    }
+
+    @Test("FIPS 180-4 example vectors", arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func vectors(message: String, expected: String) {
+        #expect(Self.digest(Array(message.utf8)) == expected)
+    }
+
+    @Test func oneMillionA() {
+        let expected = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        #expect(Self.digest([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)) == expected)
+
+        // The same message in uneven pieces, through the raw-buffer entry point.
+        let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 997)
+        var hasher = SHA256()
+        var left = 1_000_000
+        while left > 0 {
+            let n = min(left, piece.count)
+            piece.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            left -= n
+        }
+        #expect(SHA256.hex(hasher.finalize()) == expected)
+    }
+
+    @Test func digestIs32Bytes() {
+        var hasher = SHA256()
+        hasher.update([1, 2, 3])
+        let digest = hasher.finalize()
+        #expect(digest.count == 32)
+        #expect(SHA256.hex(digest).count == 64)
+        #expect(SHA256.hex([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+    }
+
+    @Test func splitAtEveryOffsetMatchesOneShot() {
+        let message = Self.pattern(count: 200)
+        let oneShot = Self.digest(message)
+        for split in 0...130 {
+            var hasher = SHA256()
+            hasher.update(Array(message[..<split]))
+            hasher.update(Array(message[split...]))
+            #expect(SHA256.hex(hasher.finalize()) == oneShot, "split at \(split)")
+
+            // Three pieces: an empty update and a split inside the second part.
+            let second = split + (200 - split) / 3
+            var three = SHA256()
+            three.update(Array(message[..<split]))
+            three.update([])
+            three.update(Array(message[split..<second]))
+            three.update(Array(message[second...]))
+            #expect(SHA256.hex(three.finalize()) == oneShot, "split at \(split) and \(second)")
+        }
+    }
+
+    @Test func finalizingACopyLeavesTheOriginalRunning() {
+        let message = Self.pattern(count: 150)
+        var hasher = SHA256()
+        hasher.update(Array(message[..<70]))
+        let copy = hasher
+        #expect(SHA256.hex(copy.finalize()) == Self.digest(Array(message[..<70])))
+        hasher.update(Array(message[70...]))
+        #expect(SHA256.hex(hasher.finalize()) == Self.digest(message))
+    }
+
+    @Test func hashFileMatchesMemoryAndSha256sum() throws {
+        let folder = try TemporaryFolder()
+        // Several 1 MiB reads plus a tail that is not a whole block.
+        let bytes = Self.pattern(count: 3 * 1_048_576 + 12_345)
+        let path = folder.path("data.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let fromFile = SHA256.hex(try SHA256.hashFile(atPath: path))
+        #expect(fromFile == Self.digest(bytes))
+        #expect(fromFile == (try Self.sha256sum(path)))
+    }
+
+    @Test("Padding boundaries agree with sha256sum", arguments: [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129])
+    func paddingBoundaries(length: Int) throws {
+        let folder = try TemporaryFolder()
+        let bytes = Self.pattern(count: length, seed: UInt32(length))
+        let path = folder.path("len\(length).bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let expected = try Self.sha256sum(path)
+        #expect(Self.digest(bytes) == expected)
+        #expect(SHA256.hex(try SHA256.hashFile(atPath: path)) == expected)
+    }
+
+    @Test func hashFileErrors() throws {
+        let folder = try TemporaryFolder()
+        #expect(throws: MediaMuxError.fileNotFound(path: folder.path("missing"))) {
+            try SHA256.hashFile(atPath: folder.path("missing"))
+        }
+        #expect(throws: MediaMuxError.notAFile(path: folder.url.path)) {
+            try SHA256.hashFile(atPath: folder.url.path)
+        }
+    }
+}
