@@ -63,9 +63,12 @@ extension MuxCtl {
                     if downloadOptions.useCache {
                         result = try await MediaMux.download(audio, options: downloadOptions, progress: report)
                     } else {
+                        // The audio is only for this merge: nothing of it stays, finished or not.
                         let path = hiddenSibling(of: output, suffix: ".audio")
                         scratch = path
-                        result = try await MediaMux.download(audio, to: path, overwrite: true, options: downloadOptions, progress: report)
+                        var once = downloadOptions
+                        once.keepsPartialForResume = false
+                        result = try await MediaMux.download(audio, to: path, overwrite: true, options: once, progress: report)
                     }
                     audioPath = result.path
                     fetched = result

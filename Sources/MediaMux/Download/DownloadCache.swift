@@ -120,8 +120,9 @@ struct DownloadCache {
 
     /// Removes least recently used entries until the cache fits `limit`, never `keeping`.
     func trim(to limit: Int64, keeping: String) {
-        var total = entries().reduce(Int64(0)) { $0 + $1.record.bytes }
-        for (key, record) in entries().reversed() where total > limit && key != keeping {
+        let all = entries()
+        var total = all.reduce(Int64(0)) { $0 + $1.record.bytes }
+        for (key, record) in all.reversed() where total > limit && key != keeping {
             remove(key, record: record)
             total -= record.bytes
         }

@@ -21,13 +21,15 @@ public struct DownloadOptions: Sendable, Equatable {
     public var retryDelay: Duration
     /// Probe the body and refuse anything that is not audio (an HTML error page served with 200, say).
     public var requireAudio: Bool
+    /// Keep an interrupted transfer's bytes so the next download of the URL resumes.
+    public var keepsPartialForResume: Bool
 
     public init(
         cacheDirectory: String? = nil, useCache: Bool = true, expectedSHA256: String? = nil,
         maximumBytes: Int64 = 2 << 30, maximumCacheBytes: Int64 = 10 << 30,
         connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
         maximumRedirects: Int = 5, maximumAttempts: Int = 5, retryDelay: Duration = .milliseconds(500),
-        requireAudio: Bool = true
+        requireAudio: Bool = true, keepsPartialForResume: Bool = true
     ) {
         self.cacheDirectory = cacheDirectory
         self.useCache = useCache
@@ -40,6 +42,7 @@ public struct DownloadOptions: Sendable, Equatable {
         self.maximumAttempts = maximumAttempts
         self.retryDelay = retryDelay
         self.requireAudio = requireAudio
+        self.keepsPartialForResume = keepsPartialForResume
     }
 }
 

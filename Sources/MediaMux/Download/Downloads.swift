@@ -122,8 +122,13 @@ struct Downloader {
                 }
                 return try commit(outcome, into: cache, key: key, started: started)
             }
-            let outcome = try await transfer.run(known: cache.partialValidators(key), revalidating: nil, saveValidators: save)
-            return try commit(outcome, into: cache, key: key, started: started)
+            do {
+                let outcome = try await transfer.run(known: cache.partialValidators(key), revalidating: nil, saveValidators: save)
+                return try commit(outcome, into: cache, key: key, started: started)
+            } catch {
+                if !options.keepsPartialForResume { cache.discardPartial(key) }
+                throw error
+            }
         }
     }
 
@@ -133,7 +138,16 @@ struct Downloader {
         let validatorsPath = partial + ".json"
         let transfer = HTTPTransfer(url: url, partialPath: partial, options: options, progress: progress)
         let known: ResourceValidators? = fileSize(partial) > 0 ? readJSONFile(validatorsPath) : nil
-        let outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
+        let outcome: TransferOutcome
+        do {
+            outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
+        } catch {
+            if !options.keepsPartialForResume {
+                unlink(partial)
+                unlink(validatorsPath)
+            }
+            throw error
+        }
         let sha256 = try verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
         try moveIntoPlace(partial, destination: destination, overwrite: overwrite)
         unlink(validatorsPath)

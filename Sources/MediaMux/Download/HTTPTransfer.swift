@@ -75,7 +75,7 @@ struct HTTPTransfer {
                     decision = policy.decide(facts(answer), requestedOffset: offset, attempt: attempt)
                 } catch {
                     try rethrowIfCancelled(error)
-                    decision = policy.decide(classify(error), attempt: attempt)
+                    decision = policy.decide(classify(error), attempt: attempt, revalidating: revalidating != nil)
                 }
                 switch decision {
                 case .notModified:
@@ -216,9 +216,9 @@ func classify(_ error: any Error) -> TransferFailure {
     return .other(text)
 }
 
-/// Progress at most ten times a second, with a rate over the last second or so.
-final class ProgressMeter: @unchecked Sendable {
-    // Only the transfer's own task calls into it, one call at a time.
+/// Progress at most ten times a second, with a rate over the last half second.
+/// Used by one transfer's task only.
+final class ProgressMeter {
     private let sink: (@Sendable (DownloadProgress) -> Void)?
     private let clock = ContinuousClock()
     private var lastReport: ContinuousClock.Instant?

@@ -96,9 +96,13 @@ struct TransferPolicy: Equatable {
         }
     }
 
-    /// After an attempt failed without a usable response.
-    func decide(_ failure: TransferFailure, attempt: Int) -> TransferDecision {
-        guard failure.isTransient, attempt < maximumAttempts else {
+    /// After an attempt failed without a usable response. When only
+    /// revalidating a cached copy, an unreachable server is not retried: the
+    /// cached copy serves at once.
+    func decide(_ failure: TransferFailure, attempt: Int, revalidating: Bool = false) -> TransferDecision {
+        let unreachable: Bool
+        if case .connection = failure { unreachable = true } else { unreachable = false }
+        guard failure.isTransient, attempt < maximumAttempts, !(revalidating && unreachable) else {
             if case .truncated(let received, let expected) = failure, let expected {
                 return .fail(.incomplete(url: url, received: received, expected: expected))
             }
