@@ -126,7 +126,7 @@ struct Downloader {
                 let outcome = try await transfer.run(known: cache.partialValidators(key), revalidating: nil, saveValidators: save)
                 return try commit(outcome, into: cache, key: key, started: started)
             } catch {
-                if !options.keepsPartialForResume { cache.discardPartial(key) }
+                if !options.keepsPartialForResume || Self.spoilsPartial(error) { cache.discardPartial(key) }
                 throw error
             }
         }
@@ -142,7 +142,7 @@ struct Downloader {
         do {
             outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
         } catch {
-            if !options.keepsPartialForResume {
+            if !options.keepsPartialForResume || Self.spoilsPartial(error) {
                 unlink(partial)
                 unlink(validatorsPath)
             }
@@ -207,6 +207,15 @@ struct Downloader {
             path: path, url: url, finalURL: record.finalURL, bytes: record.bytes, contentType: record.validators.contentType,
             source: source, resumedFrom: 0, attempts: attempts, sha256: record.sha256,
             elapsedSeconds: (clock.now - started).seconds, warnings: warnings)
+    }
+
+    /// Failures after which the bytes so far are no use for a resume.
+    static func spoilsPartial(_ error: any Error) -> Bool {
+        guard let error = error as? MediaMuxError else { return false }
+        switch error {
+        case .tooLarge, .checksumMismatch, .notAudio: return true
+        default: return false
+        }
     }
 
     /// A server that cannot be reached (or fails on its side) does not stop
