@@ -15,7 +15,7 @@ extension MuxCtl {
             func run() async throws {
                 let entries = try await runReportingErrors { [cacheDirectory] in try MediaMux.cachedDownloads(in: cacheDirectory) }
                 if common.json {
-                    printJSON(entries.map(CacheEntrySummary.init))
+                    printJSON(entries)
                     return
                 }
                 guard !common.quiet else { return }

@@ -63,7 +63,7 @@ extension MuxCtl {
             bar?.clear()
             if !common.quiet { result.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
             if common.json {
-                printJSON(DownloadSummary(result))
+                printJSON(result)
             } else if !common.quiet {
                 print(describe(result))
             }

@@ -34,7 +34,7 @@ struct MergeSummary: Encodable {
     var fileBytes: Int
     var elapsedSeconds: Double
     var faststart: Bool
-    var audioDownload: DownloadSummary?
+    var audioDownload: DownloadResult?
 
     init(_ report: MergeReport) {
         func track(_ t: MergeReport.Track) -> Track {
@@ -93,51 +93,5 @@ struct ProbeSummary: Encodable {
                    frameRate: s.frameRate, sampleRate: s.sampleRate, channels: s.channels, priming: s.priming,
                    language: s.language, coverArt: s.isAttachedPicture)
         }
-    }
-}
-
-struct DownloadSummary: Encodable {
-    var path: String
-    var url: String
-    var finalURL: String
-    var bytes: Int64
-    var contentType: String?
-    var source: String
-    var resumedFrom: Int64
-    var attempts: Int
-    var sha256: String?
-    var elapsedSeconds: Double
-    var warnings: [String]
-
-    init(_ result: DownloadResult) {
-        path = result.path
-        url = result.url
-        finalURL = result.finalURL
-        bytes = result.bytes
-        contentType = result.contentType
-        source = result.source.rawValue
-        resumedFrom = result.resumedFrom
-        attempts = result.attempts
-        sha256 = result.sha256
-        elapsedSeconds = result.elapsedSeconds
-        warnings = result.warnings
-    }
-}
-
-struct CacheEntrySummary: Encodable {
-    var url: String
-    var path: String
-    var bytes: Int64
-    var contentType: String?
-    var storedAt: Int64
-    var lastUsedAt: Int64
-
-    init(_ entry: CachedDownload) {
-        url = entry.url
-        path = entry.path
-        bytes = entry.bytes
-        contentType = entry.contentType
-        storedAt = entry.storedAt
-        lastUsedAt = entry.lastUsedAt
     }
 }

@@ -82,7 +82,7 @@ extension MuxCtl {
             if !common.quiet { fetched?.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
             if common.json {
                 var summary = MergeSummary(report)
-                summary.audioDownload = fetched.map(DownloadSummary.init)
+                summary.audioDownload = fetched
                 printJSON(summary)
             } else if !common.quiet {
                 if let fetched { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }

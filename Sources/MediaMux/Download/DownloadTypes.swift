@@ -61,7 +61,7 @@ public struct DownloadProgress: Sendable, Equatable {
 }
 
 /// Where a downloaded file came from.
-public enum DownloadSource: String, Sendable, Equatable {
+public enum DownloadSource: String, Sendable, Equatable, Encodable {
     /// Fetched (or finished fetching) over the network.
     case network
     /// The cached copy, confirmed current by the server (304, no body transferred).
@@ -70,7 +70,8 @@ public enum DownloadSource: String, Sendable, Equatable {
     case offlineCache
 }
 
-public struct DownloadResult: Sendable, Equatable {
+/// Encodable with the property names as keys, for reports.
+public struct DownloadResult: Sendable, Equatable, Encodable {
     /// The file on disk.
     public var path: String
     public var url: String
@@ -90,7 +91,7 @@ public struct DownloadResult: Sendable, Equatable {
 }
 
 /// One file in the download cache.
-public struct CachedDownload: Sendable, Equatable {
+public struct CachedDownload: Sendable, Equatable, Encodable {
     public var url: String
     public var path: String
     public var bytes: Int64
