@@ -135,10 +135,15 @@ struct HTTPTransfer {
         _ body: HTTPClientResponse.Body, into path: String, from start: Int64, total: Int64?,
         meter: ProgressMeter, policy: TransferPolicy
     ) async throws -> Int64 {
+        // Starting over gets a new file: truncating one to zero makes ext4 write
+        // all of it back on close (its protection for replace-by-truncate).
+        if start == 0 { unlink(path) }
         let descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
         guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
         defer { close(descriptor) }
-        guard ftruncate(descriptor, off_t(start)) == 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+        if fileSize(path) != start {
+            guard ftruncate(descriptor, off_t(start)) == 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+        }
         var position = start
         do {
             for try await chunk in body {
