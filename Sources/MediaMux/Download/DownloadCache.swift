@@ -20,6 +20,9 @@ struct CacheRecord: Codable, Equatable {
     var sha256: String?
     var storedAt: Int64
     var lastUsedAt: Int64
+    /// The data file's modification time (ns) when stored: a file shared with
+    /// a `-o` copy may be edited under that name, which voids the entry.
+    var modifiedAt: Int64?
 }
 
 /// Downloads kept by URL, in one folder: `KEY-NAME` (the bytes), `KEY.json`
@@ -68,9 +71,10 @@ struct DownloadCache {
         return key + "-" + (tidy.isEmpty || tidy.contains("://") ? "download" : tidy)
     }
 
-    /// The complete copy of a URL, if the cache holds one intact.
+    /// The complete copy of a URL, if the cache holds one untouched.
     func record(_ key: String) -> CacheRecord? {
-        guard let record: CacheRecord = readJSONFile(recordPath(key)), fileSize(path(record.file)) == record.bytes else { return nil }
+        guard let record: CacheRecord = readJSONFile(recordPath(key)), fileSize(path(record.file)) == record.bytes,
+              record.modifiedAt == nil || record.modifiedAt == modificationTime(path(record.file)) else { return nil }
         return record
     }
 
@@ -94,7 +98,9 @@ struct DownloadCache {
         guard rename(partialPath(key), path(record.file)) == 0 else {
             throw MediaMuxError.cache(path: path(record.file), reason: systemErrorText())
         }
-        try writeJSONFile(record, to: recordPath(key))
+        var stored = record
+        stored.modifiedAt = modificationTime(path(record.file))
+        try writeJSONFile(stored, to: recordPath(key))
         unlink(partialValidatorsPath(key))
     }
 
@@ -146,6 +152,13 @@ struct DownloadCache {
         defer { flock(descriptor, LOCK_UN) }
         return try await body()
     }
+}
+
+/// A file's modification time in nanoseconds, or nil if it cannot be read.
+func modificationTime(_ path: String) -> Int64? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
 }
 
 func secondsSince1970() -> Int64 {

@@ -38,7 +38,7 @@ extension MediaMux {
         if options.useCache {
             let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
             var result = try await downloader.intoCache(cache)
-            try copyFile(result.path, to: destination, overwrite: overwrite)
+            try shareFile(result.path, to: destination, overwrite: overwrite)
             result.path = destination
             return result
         }
@@ -229,10 +229,16 @@ struct Downloader {
     }
 }
 
-/// Copies a finished file to its destination through a temporary file beside it.
-func copyFile(_ source: String, to destination: String, overwrite: Bool) throws {
+/// Gives a cached file a second name at `destination` through a temporary
+/// file beside it: a hard link where both are on one file system (no bytes
+/// written; the cache notices if either name is then edited), else a copy.
+func shareFile(_ source: String, to destination: String, overwrite: Bool) throws {
     let temporary = TemporaryOutput(finalPath: destination)
     defer { temporary.discard() }
+    if link(source, temporary.path) == 0 {
+        _ = try temporary.commit(overwrite: overwrite)
+        return
+    }
     let input = open(source, O_RDONLY)
     guard input >= 0 else { throw MediaMuxError.unreadable(path: source, reason: systemErrorText()) }
     defer { close(input) }
