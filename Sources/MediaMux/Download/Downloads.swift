@@ -15,7 +15,9 @@ extension MediaMux {
         try checkURL(url)
         FFmpegLogging.quietUnlessChosen()
         let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-        return try await Downloader(url: url, options: options, progress: progress).intoCache(cache)
+        return try await reportingCancellation(of: url) {
+            try await Downloader(url: url, options: options, progress: progress).intoCache(cache)
+        }
     }
 
     /// Downloads `url` to `destination`. Through the cache unless
@@ -35,14 +37,26 @@ extension MediaMux {
         guard facts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: destination) }
         if facts.exists && !overwrite { throw MediaMuxError.outputExists(path: destination) }
         let downloader = Downloader(url: url, options: options, progress: progress)
-        if options.useCache {
-            let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-            var result = try await downloader.intoCache(cache)
-            try shareFile(result.path, to: destination, overwrite: overwrite)
-            result.path = destination
-            return result
+        return try await reportingCancellation(of: url) {
+            if options.useCache {
+                let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
+                var result = try await downloader.intoCache(cache)
+                try shareFile(result.path, to: destination, overwrite: overwrite)
+                result.path = destination
+                return result
+            }
+            return try await downloader.intoFile(destination, overwrite: overwrite)
         }
-        return try await downloader.intoFile(destination, overwrite: overwrite)
+    }
+
+    /// Cancellation, wherever it lands (a retry wait, the cache lock), is the
+    /// library's own error, like every other.
+    private static func reportingCancellation<T>(of url: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch is CancellationError {
+            throw MediaMuxError.cancelled(path: url)
+        }
     }
 
     /// The complete downloads in the cache, most recently used first.

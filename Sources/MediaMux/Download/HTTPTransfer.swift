@@ -49,6 +49,8 @@ struct HTTPTransfer {
             redirectConfiguration: .follow(max: options.maximumRedirects, allowCycles: false),
             timeout: .init(connect: timeAmount(options.connectTimeout), read: timeAmount(options.idleTimeout)))
         configuration.decompression = .disabled
+        // A refused connection is one failed attempt; the policy decides on retries.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = .http1Only
         return try await HTTPClient.withHTTPClient(configuration: configuration) { client in
             var validators = known

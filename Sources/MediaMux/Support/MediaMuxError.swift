@@ -79,7 +79,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ffmpeg(let operation, let path, _, let message):
             return "\(path): \(operation) failed (\(message))"
         case .cancelled(let path):
-            return "\(path): interrupted; nothing was written"
+            return "\(path): interrupted"
         }
     }
 

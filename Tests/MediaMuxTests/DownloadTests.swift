@@ -1,0 +1,830 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import MediaMux
+
+/// Real downloads from the loopback TestHTTPServer (127.0.0.1 only), with faults injected.
+struct DownloadTests {
+    // MARK: Helpers
+
+    static let smallPath = Fixtures.path("aac_7s.m4a")
+    static let otherPath = Fixtures.path("aac_2s.m4a")
+    static let bigPath = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+    static let small = bytes(smallPath)
+    static let other = bytes(otherPath)
+    static let big = bytes(bigPath)
+    static let smallHash = sha256(small)
+    static let otherHash = sha256(other)
+    static let bigHash = sha256(big)
+
+    static func bytes(_ path: String) -> [UInt8] {
+        Array(FileManager.default.contents(atPath: path) ?? Data())
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return SHA256.hex(hasher.finalize())
+    }
+
+    static func sha256(file path: String) throws -> String {
+        SHA256.hex(try SHA256.hashFile(atPath: path))
+    }
+
+    /// Short retry delays and the test's own cache folder. The idle timeout is
+    /// generous except where a test is about it: AsyncHTTPClient's read
+    /// timeout also runs while the consumer is slow to ask for more, and with
+    /// the whole suite running in parallel the cooperative pool can be busy
+    /// for seconds (FFmpeg probes, hashing), which cut plain downloads short.
+    static func options(
+        _ folder: TemporaryFolder, useCache: Bool = true, sha256: String? = nil, maximumBytes: Int64 = 2 << 30,
+        connectTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(15), maximumRedirects: Int = 5,
+        attempts: Int = 4
+    ) -> DownloadOptions {
+        DownloadOptions(
+            cacheDirectory: folder.path("cache"), useCache: useCache, expectedSHA256: sha256, maximumBytes: maximumBytes,
+            connectTimeout: connectTimeout, idleTimeout: idleTimeout, maximumRedirects: maximumRedirects,
+            maximumAttempts: attempts, retryDelay: .milliseconds(20))
+    }
+
+    static func withServer(_ body: (TestHTTPServer, TemporaryFolder) async throws -> Void) async throws {
+        let server = try await TestHTTPServer.start()
+        let folder = try TemporaryFolder()
+        do {
+            try await body(server, folder)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
+    /// The error `body` throws, or nil (with an issue recorded) if it succeeds.
+    static func failure(
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> DownloadResult
+    ) async -> (any Error)? {
+        do {
+            let result = try await body()
+            Issue.record("expected an error, got \(result)", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func cacheFolder(_ folder: TemporaryFolder) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path("cache"))) ?? []).sorted()
+    }
+
+    /// The cache folder holds nothing but lock files (and no complete entry).
+    static func expectNothingKept(_ folder: TemporaryFolder, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let left = cacheFolder(folder).filter { !$0.hasSuffix(".lock") }
+        #expect(left.isEmpty, "left in the cache: \(left)", sourceLocation: sourceLocation)
+        #expect(try MediaMux.cachedDownloads(in: folder.path("cache")).isEmpty, sourceLocation: sourceLocation)
+    }
+
+    final class ProgressLog: Sendable {
+        private let events = Mutex<[DownloadProgress]>([])
+        var all: [DownloadProgress] { events.withLock { $0 } }
+        var lastBytes: Int64 { events.withLock { $0.last?.bytesReceived ?? 0 } }
+        var handler: @Sendable (DownloadProgress) -> Void { { [self] progress in events.withLock { $0.append(progress) } } }
+    }
+
+    // MARK: Plain downloads and the cache
+
+    @Test func plainDownloadIntoTheCache() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let log = ProgressLog()
+            let result = try await MediaMux.download(url, options: Self.options(folder), progress: log.handler)
+
+            #expect(result.source == .network)
+            #expect(result.url == url)
+            #expect(result.finalURL == url)
+            #expect(result.bytes == Int64(Self.small.count))
+            #expect(result.contentType == "audio/mp4")
+            #expect(result.resumedFrom == 0)
+            #expect(result.attempts == 1)
+            #expect(result.sha256 == nil)
+            #expect(result.warnings.isEmpty)
+            #expect(result.path.hasPrefix(folder.path("cache") + "/"))
+            #expect(result.path.hasSuffix("-song.m4a"))
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+
+            let events = log.all
+            #expect(!events.isEmpty)
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+            #expect(events.last?.bytesReceived == Int64(Self.small.count))
+            #expect(events.last?.totalBytes == Int64(Self.small.count))
+            #expect(events.last?.fraction == 1)
+
+            let entries = try MediaMux.cachedDownloads(in: folder.path("cache"))
+            #expect(entries.count == 1)
+            #expect(entries.first?.url == url)
+            #expect(entries.first?.path == result.path)
+            #expect(entries.first?.bytes == Int64(Self.small.count))
+            #expect(entries.first?.contentType == "audio/mp4")
+            // Nothing half-done is left beside the entry.
+            #expect(!Self.cacheFolder(folder).contains { $0.hasSuffix(".partial") || $0.hasSuffix(".partial.json") || $0.contains(".tmp") })
+        }
+    }
+
+    @Test func bigDownloadReportsMonotonicProgress() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let log = ProgressLog()
+            let result = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder), progress: log.handler)
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let events = log.all
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+            #expect(events.allSatisfy { $0.totalBytes == Int64(Self.big.count) })
+            #expect(events.last?.bytesReceived == Int64(Self.big.count))
+        }
+    }
+
+    @Test func secondDownloadRevalidates() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let first = try await MediaMux.download(url, options: Self.options(folder))
+            let log = ProgressLog()
+            let second = try await MediaMux.download(url, options: Self.options(folder), progress: log.handler)
+
+            #expect(second.source == .revalidatedCache)
+            #expect(second.path == first.path)
+            #expect(second.attempts == 1)
+            #expect(try Self.sha256(file: second.path) == Self.smallHash)
+            #expect(log.all.last?.bytesReceived == Int64(Self.small.count))
+
+            let requests = server.requests("/song.m4a")
+            try #require(requests.count == 2)
+            #expect(requests[0].header("If-None-Match") == nil)
+            #expect(requests[1].header("If-None-Match") == "\"v1\"")
+            #expect(requests[1].header("If-Modified-Since") == "Wed, 21 Oct 2026 07:28:00 GMT")
+            #expect(requests[1].header("Range") == nil)
+            #expect(requests[1].status == 304)
+            #expect(requests[1].bodyBytesSent == 0)
+        }
+    }
+
+    @Test func revalidationByLastModifiedAlone() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small, etag: nil)
+            let url = server.url("/song.m4a")
+            _ = try await MediaMux.download(url, options: Self.options(folder))
+            let second = try await MediaMux.download(url, options: Self.options(folder))
+            #expect(second.source == .revalidatedCache)
+            let requests = server.requests("/song.m4a")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("If-None-Match") == nil)
+            #expect(requests[1].header("If-Modified-Since") == "Wed, 21 Oct 2026 07:28:00 GMT")
+            #expect(requests[1].status == 304)
+        }
+    }
+
+    @Test func changedResourceReplacesTheCachedCopy() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let first = try await MediaMux.download(url, options: Self.options(folder))
+            server.inject("/song.m4a", [.replaceBody(Self.other, etag: "\"v2\"")])
+            let second = try await MediaMux.download(url, options: Self.options(folder))
+            #expect(second.source == .network)
+            #expect(second.bytes == Int64(Self.other.count))
+            #expect(try Self.sha256(file: second.path) == Self.otherHash)
+            #expect(server.requests("/song.m4a").map(\.status) == [200, 200])
+            let entries = try MediaMux.cachedDownloads(in: folder.path("cache"))
+            #expect(entries.count == 1)
+            #expect(entries.first?.bytes == Int64(Self.other.count))
+            #expect(second.path == first.path)
+        }
+    }
+
+    @Test func offlineFallbackUsesTheCachedCopy() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let first = try await MediaMux.download(url, options: Self.options(folder))
+            try await server.stop()
+
+            let options = Self.options(folder, connectTimeout: .milliseconds(500), attempts: 2)
+            let offline = try await MediaMux.download(url, options: options)
+            #expect(offline.source == .offlineCache)
+            #expect(offline.path == first.path)
+            #expect(offline.warnings.count == 1)
+            #expect(offline.warnings.first?.contains("could not revalidate") == true)
+            #expect(try Self.sha256(file: offline.path) == Self.smallHash)
+        }
+    }
+
+    @Test func refusedConnectionFailsWithoutWaitingForTheConnectTimeout() async throws {
+        let server = try await TestHTTPServer.start()
+        let url = server.url("/song.m4a")
+        try await server.stop()
+        let folder = try TemporaryFolder()
+        let started = ContinuousClock.now
+        let error = await Self.failure {
+            try await MediaMux.download(url, options: Self.options(folder, connectTimeout: .seconds(3), attempts: 1))
+        }
+        #expect(error as? MediaMuxError == .network(url: url, reason: "connection refused"))
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(1), "a refused connection took \(elapsed)")
+    }
+
+    @Test func serverErrorsFallBackToTheCacheButNotFoundDoesNot() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            _ = try await MediaMux.download(url, options: Self.options(folder))
+
+            server.inject("/song.m4a", Array(repeating: .status(503), count: 2))
+            let fallback = try await MediaMux.download(url, options: Self.options(folder, attempts: 2))
+            #expect(fallback.source == .offlineCache)
+            #expect(fallback.warnings.first?.contains("503") == true)
+
+            server.inject("/song.m4a", [.status(404)])
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .http(status: 404, url: url))
+        }
+    }
+
+    // MARK: Resuming
+
+    @Test func cutBodyResumesInTheSameCall() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.cutAfter(bytes: 1_000_000)])
+            let log = ProgressLog()
+            let result = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder), progress: log.handler)
+
+            #expect(result.source == .network)
+            #expect(result.attempts == 2)
+            #expect(result.resumedFrom > 0)
+            #expect(result.resumedFrom <= 1_000_000)
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let events = log.all
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+            #expect(events.last?.bytesReceived == Int64(Self.big.count))
+
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[0].header("Range") == nil)
+            #expect(requests[1].header("Range") == "bytes=\(result.resumedFrom)-")
+            #expect(requests[1].header("If-Range") == "\"v1\"")
+            #expect(requests[1].status == 206)
+            #expect(requests[1].bodyBytesSent == Self.big.count - Int(result.resumedFrom))
+        }
+    }
+
+    @Test func stalledBodyResumesAfterTheIdleTimeout() async throws {
+        // The idle timeout is 1 s rather than less: AsyncHTTPClient's read
+        // timeout also runs while the consumer is slow to ask for more, and on
+        // a loaded machine 300 ms of that made every resume time out too.
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.stallAfter(bytes: 500_000, seconds: 8)])
+            let started = ContinuousClock.now
+            let result = try await MediaMux.download(
+                server.url("/big.mp4"), options: Self.options(folder, idleTimeout: .seconds(1), attempts: 8))
+            #expect(ContinuousClock.now - started < .seconds(6), "waited for the server to close instead of the idle timeout")
+            #expect(result.attempts >= 2)
+            #expect(result.resumedFrom > 0 && result.resumedFrom <= 500_000)
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == result.attempts)
+            #expect(requests[0].bodyBytesSent == 500_000)
+            #expect(requests[1].header("Range") == "bytes=\(result.resumedFrom)-")
+            #expect(requests[1].header("If-Range") == "\"v1\"")
+            #expect(requests[1].status == 206)
+        }
+    }
+
+    @Test func serverIgnoringRangeStartsOver() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.cutAfter(bytes: 1_000_000), .ignoreRange])
+            let result = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder))
+            #expect(result.attempts == 2)
+            #expect(result.resumedFrom == 0)
+            #expect(result.bytes == Int64(Self.big.count))
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("Range") != nil)
+            #expect(requests[1].status == 200)
+        }
+    }
+
+    @Test func changedETagBetweenAttemptsRestartsWithTheNewBody() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.cutAfter(bytes: 1_000_000), .replaceBody(Self.small, etag: "\"v2\"")])
+            let result = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder))
+            #expect(result.attempts == 2)
+            #expect(result.resumedFrom == 0)
+            #expect(result.bytes == Int64(Self.small.count))
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("If-Range") == "\"v1\"")
+            #expect(requests[1].status == 200)
+            // The next revalidation asks with the new ETag.
+            let again = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder))
+            #expect(again.source == .revalidatedCache)
+            #expect(server.requests("/big.mp4").last?.header("If-None-Match") == "\"v2\"")
+        }
+    }
+
+    @Test func overlongContentLengthIsACutThatResumes() async throws {
+        // The server declares 1000 bytes more than it sends, then closes. The
+        // cut is retried with a Range from what was written: a 206 with the
+        // rest, or, when every byte had arrived, a 416 `bytes */REAL` that the
+        // policy takes as "the partial file is complete".
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.wrongContentLength(extra: 1000)])
+            let result = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder))
+            #expect(result.source == .network)
+            #expect(result.attempts == 2)
+            #expect(result.bytes == Int64(Self.small.count))
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            let requests = server.requests("/song.m4a")
+            try #require(requests.count == 2)
+            let range = try #require(requests[1].header("Range"))
+            let offset = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+            #expect(offset > 0 && offset <= Self.small.count)
+            #expect(requests[1].status == (offset == Self.small.count ? 416 : 206))
+        }
+    }
+
+    /// Leaves a hidden partial beside `destination` as an interrupted download(to:) would.
+    static func plantPartial(_ bytes: [UInt8], beside destination: String, etag: String) throws {
+        let name = URL(fileURLWithPath: destination).lastPathComponent
+        let folder = URL(fileURLWithPath: destination).deletingLastPathComponent().path
+        let partial = folder + "/." + name + ".download"
+        try Data(bytes).write(to: URL(fileURLWithPath: partial))
+        try writeJSONFile(ResourceValidators(etag: etag, contentType: "audio/mp4", totalBytes: Int64(bytes.count)), to: partial + ".json")
+    }
+
+    @Test func completePartialIsFinishedByRangeNotSatisfiable() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let destination = folder.path("song.m4a")
+            try Self.plantPartial(Self.small, beside: destination, etag: "\"v1\"")
+            let result = try await MediaMux.download(server.url("/song.m4a"), to: destination, options: Self.options(folder, useCache: false))
+            #expect(result.bytes == Int64(Self.small.count))
+            #expect(result.attempts == 1)
+            #expect(try Self.sha256(file: destination) == Self.smallHash)
+            let requests = server.requests("/song.m4a")
+            try #require(requests.count == 1)
+            #expect(requests[0].header("Range") == "bytes=\(Self.small.count)-")
+            #expect(requests[0].status == 416)
+            #expect(requests[0].bodyBytesSent == 0)
+            #expect(folder.contents == ["song.m4a"], "left beside it: \(folder.contents)")
+        }
+    }
+
+    @Test func partialLongerThanTheResourceStartsOver() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let destination = folder.path("song.m4a")
+            try Self.plantPartial(Self.small + Array(repeating: 7, count: 5000), beside: destination, etag: "\"v1\"")
+            let result = try await MediaMux.download(server.url("/song.m4a"), to: destination, options: Self.options(folder, useCache: false))
+            #expect(result.resumedFrom == 0)
+            #expect(try Self.sha256(file: destination) == Self.smallHash)
+            #expect(server.requests("/song.m4a").map(\.status) == [416, 200])
+            #expect(server.requests("/song.m4a").last?.header("Range") == nil)
+        }
+    }
+
+    @Test func partialOfAnotherVersionStartsOver() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small, etag: "\"v2\"")
+            let destination = folder.path("song.m4a")
+            try Self.plantPartial(Array(Self.other.prefix(3000)), beside: destination, etag: "\"v1\"")
+            let result = try await MediaMux.download(server.url("/song.m4a"), to: destination, options: Self.options(folder, useCache: false))
+            #expect(result.resumedFrom == 0)
+            #expect(try Self.sha256(file: destination) == Self.smallHash)
+            let requests = server.requests("/song.m4a")
+            try #require(requests.count == 1)
+            #expect(requests[0].header("If-Range") == "\"v1\"")
+            #expect(requests[0].status == 200)
+        }
+    }
+
+    @Test func overlongContentLengthOnEveryAttemptFailsIncomplete() async throws {
+        // Without validators (no ETag, no Last-Modified) there is no If-Range,
+        // so every attempt starts over and every attempt is cut short.
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small, etag: nil, lastModified: nil)
+            server.inject("/song.m4a", Array(repeating: .wrongContentLength(extra: 1000), count: 3))
+            let url = server.url("/song.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder, attempts: 3)) }
+            // What arrived before the close (AsyncHTTPClient may drop the last
+            // buffered bytes when the connection fails) of what was declared.
+            guard case .incomplete(url, let received, let expected)? = error as? MediaMuxError else {
+                Issue.record("expected incomplete, got \(String(describing: error))")
+                return
+            }
+            #expect(received > 0 && received <= Int64(Self.small.count))
+            #expect(expected == Int64(Self.small.count + 1000))
+            #expect(server.requests("/song.m4a").allSatisfy { $0.header("Range") == nil })
+            #expect(server.requests("/song.m4a").count == 3)
+            let entries = try MediaMux.cachedDownloads(in: folder.path("cache"))
+            #expect(entries.isEmpty)
+        }
+    }
+
+    // MARK: Retries
+
+    @Test func serverErrorThenSuccess() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.status(500)])
+            let result = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder))
+            #expect(result.attempts == 2)
+            #expect(result.source == .network)
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            #expect(server.requests("/song.m4a").map(\.status) == [500, 200])
+        }
+    }
+
+    @Test func tooManyRequestsWithRetryAfterZeroIsRetried() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.status(429, retryAfter: "0"), .status(408)])
+            let result = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder))
+            #expect(result.attempts == 3)
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            #expect(server.requests("/song.m4a").map(\.status) == [429, 408, 200])
+        }
+    }
+
+    @Test func serviceUnavailableForeverFails() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", Array(repeating: .status(503, retryAfter: "0"), count: 10))
+            let url = server.url("/song.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder, attempts: 3)) }
+            #expect(error as? MediaMuxError == .http(status: 503, url: url))
+            #expect(server.requests("/song.m4a").count == 3)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    // MARK: Not audio
+
+    @Test func htmlErrorPageWithOKIsNotAudio() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.html()])
+            let url = server.url("/song.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            guard case .notAudio(let failedURL, let contentType, _)? = error as? MediaMuxError else {
+                Issue.record("expected notAudio, got \(String(describing: error))")
+                return
+            }
+            #expect(failedURL == url)
+            #expect(contentType == "text/html; charset=utf-8")
+            #expect((error as? MediaMuxError)?.description.contains("text/html") == true)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func jsonIsNotAudio() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.json])
+            let error = await Self.failure { try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder)) }
+            guard case .notAudio(_, let contentType, _)? = error as? MediaMuxError else {
+                Issue.record("expected notAudio, got \(String(describing: error))")
+                return
+            }
+            #expect(contentType == "application/json")
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func emptyBodyIsNotAudio() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/empty.m4a", body: [])
+            let url = server.url("/empty.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .notAudio(url: url, contentType: "audio/mp4", detail: "the body is empty"))
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func videoWithoutAudioIsNotAudio() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/video.mp4", body: Self.bytes(Fixtures.path("h264_rot90.mp4")), contentType: "video/mp4")
+            let url = server.url("/video.mp4")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .notAudio(url: url, contentType: "video/mp4", detail: "it has no audio stream"))
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    // MARK: Redirects, statuses, URLs
+
+    @Test func redirectChainIsFollowed() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.redirect("/r1", to: "/r2")
+            server.redirect("/r2", to: server.url("/r3"), status: 301)
+            server.redirect("/r3", to: "/song.m4a", status: 307)
+            let url = server.url("/r1")
+            let result = try await MediaMux.download(url, options: Self.options(folder))
+            #expect(result.url == url)
+            #expect(result.finalURL == server.url("/song.m4a"))
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            #expect(server.allRequests.map(\.path) == ["/r1", "/r2", "/r3", "/song.m4a"])
+            let entries = try MediaMux.cachedDownloads(in: folder.path("cache"))
+            #expect(entries.map(\.url) == [url])
+        }
+    }
+
+    @Test func redirectLoopFails() async throws {
+        try await Self.withServer { server, folder in
+            server.redirect("/a", to: "/b")
+            server.redirect("/b", to: "/a")
+            let url = server.url("/a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            guard case .network(let failedURL, let reason)? = error as? MediaMuxError else {
+                Issue.record("expected a network error, got \(String(describing: error))")
+                return
+            }
+            #expect(failedURL == url)
+            #expect(reason.contains("redirects"))
+            #expect(server.allRequests.count <= 3, "a loop is not retried")
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func tooManyRedirectsFail() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            for hop in 1...6 { server.redirect("/h\(hop)", to: "/h\(hop + 1)") }
+            server.redirect("/h7", to: "/song.m4a")
+            let url = server.url("/h1")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "too many redirects"))
+            #expect(server.requests("/song.m4a").isEmpty)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func notFound() async throws {
+        try await Self.withServer { server, folder in
+            let url = server.url("/missing.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .http(status: 404, url: url))
+            #expect((error as? MediaMuxError)?.description == "\(url): the server answered 404 Not Found")
+            #expect((error as? MediaMuxError)?.hint == "check the URL")
+            #expect(server.requests("/missing.m4a").count == 1, "404 is not retried")
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test(arguments: ["ftp://x", "file:///etc/passwd", "song.m4a", "http://", "https:///path"])
+    func unsupportedURLs(url: String) async throws {
+        let folder = try TemporaryFolder()
+        let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+        guard case .unsupportedURL(let failedURL, _)? = error as? MediaMuxError else {
+            Issue.record("expected unsupportedURL for \(url), got \(String(describing: error))")
+            return
+        }
+        #expect(failedURL == url)
+        let toFile = await Self.failure { try await MediaMux.download(url, to: folder.path("x.m4a"), options: Self.options(folder)) }
+        guard case .unsupportedURL? = toFile as? MediaMuxError else {
+            Issue.record("expected unsupportedURL for \(url), got \(String(describing: toFile))")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path("x.m4a")))
+    }
+
+    // MARK: Size and checksum
+
+    @Test func tooLargeIsRefusedAndNothingKept() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let url = server.url("/big.mp4")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder, maximumBytes: 1 << 20)) }
+            #expect(error as? MediaMuxError == .tooLarge(url: url, limit: 1 << 20))
+            #expect(server.requests("/big.mp4").count == 1, "too large is not retried")
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    @Test func rightChecksumIsReported() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let hash = Self.smallHash
+            let result = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder, sha256: hash.uppercased()))
+            #expect(result.sha256 == hash)
+            #expect(try Self.sha256(file: result.path) == hash)
+            // The cached copy keeps its checksum.
+            let again = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder, sha256: hash))
+            #expect(again.source == .revalidatedCache)
+            #expect(again.sha256 == hash)
+        }
+    }
+
+    @Test func wrongChecksumIsRefusedAndNothingKept() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let wrong = String(repeating: "0", count: 64)
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder, sha256: wrong)) }
+            #expect(error as? MediaMuxError == .checksumMismatch(url: url, expected: wrong, actual: Self.smallHash))
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    // MARK: Cancellation and concurrency
+
+    @Test func cancellationKeepsThePartialForTheNextCall() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 10)])
+            let url = server.url("/big.mp4")
+            let options = Self.options(folder, idleTimeout: .seconds(20))
+            let log = ProgressLog()
+            let task = Task { try await MediaMux.download(url, options: options, progress: log.handler) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while log.lastBytes == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(log.lastBytes > 0, "no progress before the stall")
+            try await Task.sleep(for: .milliseconds(100))
+            task.cancel()
+            let started = ContinuousClock.now
+            let outcome = await task.result
+            #expect(ContinuousClock.now - started < .seconds(3), "cancellation took too long")
+            switch outcome {
+            case .success(let result): Issue.record("expected cancellation, got \(result)")
+            case .failure(let error): #expect(error as? MediaMuxError == .cancelled(path: url), "got \(error)")
+            }
+
+            #expect(try MediaMux.cachedDownloads(in: folder.path("cache")).isEmpty)
+            let partials = Self.cacheFolder(folder).filter { $0.hasSuffix(".partial") }
+            try #require(partials.count == 1)
+            let kept = (try? FileManager.default.attributesOfItem(atPath: folder.path("cache/" + partials[0]))[.size] as? Int) ?? 0
+            #expect(kept > 0)
+            #expect(kept <= 1_000_000)
+
+            let result = try await MediaMux.download(url, options: Self.options(folder))
+            #expect(result.resumedFrom == Int64(kept))
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("Range") == "bytes=\(kept)-")
+            #expect(requests[1].header("If-Range") == "\"v1\"")
+            #expect(requests[1].status == 206)
+        }
+    }
+
+    @Test func cancellationDuringARetryWaitIsReportedAsCancelled() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.status(503, retryAfter: "10")])
+            let url = server.url("/song.m4a")
+            let options = Self.options(folder)
+            let task = Task { try await MediaMux.download(url, options: options) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while server.requests("/song.m4a").first?.status != 503 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            task.cancel()
+            let started = ContinuousClock.now
+            let outcome = await task.result
+            #expect(ContinuousClock.now - started < .seconds(3), "the retry wait was not cut short")
+            guard case .failure(let error) = outcome else {
+                Issue.record("expected cancellation, got \(outcome)")
+                return
+            }
+            #expect(error as? MediaMuxError == .cancelled(path: url), "got \(type(of: error)): \(error)")
+            #expect(server.requests("/song.m4a").count == 1)
+        }
+    }
+
+    @Test func concurrentDownloadsOfOneURLFetchItOnce() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let url = server.url("/big.mp4")
+            let options = Self.options(folder)
+            let results = try await withThrowingTaskGroup(of: DownloadResult.self) { group in
+                for _ in 0..<4 { group.addTask { try await MediaMux.download(url, options: options) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 4)
+            #expect(Set(results.map(\.path)).count == 1)
+            #expect(results.filter { $0.source == .network }.count == 1)
+            #expect(results.filter { $0.source == .revalidatedCache }.count == 3)
+            let hash = Self.bigHash
+            for result in results { #expect(try Self.sha256(file: result.path) == hash) }
+
+            let requests = server.requests("/big.mp4")
+            #expect(requests.count == 4)
+            #expect(requests.filter { $0.status == 200 }.count == 1)
+            #expect(requests.filter { $0.status == 304 }.count == 3)
+            #expect(requests.reduce(0) { $0 + $1.bodyBytesSent } == Self.big.count)
+        }
+    }
+
+    // MARK: download(to:)
+
+    @Test func downloadToAFileWithoutTheCache() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let destination = folder.path("song.mp4")
+            let seenEarly = Mutex(false)
+            let result = try await MediaMux.download(
+                server.url("/big.mp4"), to: destination, options: Self.options(folder, useCache: false)
+            ) { progress in
+                if FileManager.default.fileExists(atPath: destination) { seenEarly.withLock { $0 = true } }
+            }
+            #expect(!seenEarly.withLock { $0 }, "the destination appeared before the download was complete")
+            #expect(result.path == destination)
+            #expect(result.source == .network)
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+            #expect(folder.contents == ["song.mp4"], "left beside it: \(folder.contents)")
+            #expect(!FileManager.default.fileExists(atPath: folder.path("cache")))
+
+            let exists = await Self.failure {
+                try await MediaMux.download(server.url("/big.mp4"), to: destination, options: Self.options(folder, useCache: false))
+            }
+            #expect(exists as? MediaMuxError == .outputExists(path: destination))
+            let replaced = try await MediaMux.download(
+                server.url("/big.mp4"), to: destination, overwrite: true, options: Self.options(folder, useCache: false))
+            #expect(replaced.source == .network)
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+        }
+    }
+
+    @Test func downloadToAFileResumesFromItsHiddenPartial() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.cutAfter(bytes: 1_000_000)])
+            let url = server.url("/big.mp4")
+            let destination = folder.path("song.mp4")
+            let partial = folder.path(".song.mp4.download")
+
+            let error = await Self.failure {
+                try await MediaMux.download(url, to: destination, options: Self.options(folder, useCache: false, attempts: 1))
+            }
+            guard case .incomplete(let failedURL, let received, let expected)? = error as? MediaMuxError else {
+                Issue.record("expected incomplete, got \(String(describing: error))")
+                return
+            }
+            #expect(failedURL == url)
+            #expect(received > 0 && received <= 1_000_000)
+            #expect(expected == Int64(Self.big.count))
+            #expect(!FileManager.default.fileExists(atPath: destination))
+            let kept = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
+            #expect(Int64(kept) == received)
+
+            let result = try await MediaMux.download(url, to: destination, options: Self.options(folder, useCache: false))
+            #expect(result.resumedFrom == received)
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+            #expect(server.requests("/big.mp4").last?.header("Range") == "bytes=\(received)-")
+            #expect(folder.contents == ["song.mp4"], "left beside it: \(folder.contents)")
+        }
+    }
+
+    @Test func downloadToAFileThroughTheCache() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let destination = folder.path("copy.m4a")
+            let result = try await MediaMux.download(server.url("/song.m4a"), to: destination, options: Self.options(folder))
+            #expect(result.path == destination)
+            #expect(try Self.sha256(file: destination) == Self.smallHash)
+            #expect(try MediaMux.cachedDownloads(in: folder.path("cache")).count == 1)
+
+            let folderError = await Self.failure {
+                try await MediaMux.download(server.url("/song.m4a"), to: folder.path("cache"), options: Self.options(folder))
+            }
+            guard case .outputNotWritable? = folderError as? MediaMuxError else {
+                Issue.record("expected outputNotWritable, got \(String(describing: folderError))")
+                return
+            }
+            let missing = await Self.failure {
+                try await MediaMux.download(server.url("/song.m4a"), to: folder.path("nope/x.m4a"), options: Self.options(folder))
+            }
+            #expect(missing as? MediaMuxError == .outputDirectoryMissing(path: folder.path("nope/x.m4a")))
+        }
+    }
+
+    @Test func clearingTheCacheKeepsOnlyLocks() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.serve("/other.m4a", body: Self.other)
+            _ = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder))
+            _ = try await MediaMux.download(server.url("/other.m4a"), options: Self.options(folder))
+            #expect(try MediaMux.cachedDownloads(in: folder.path("cache")).count == 2)
+            let removed = try MediaMux.clearDownloadCache(in: folder.path("cache"))
+            #expect(removed == 4, "two data files and two records")
+            try Self.expectNothingKept(folder)
+        }
+    }
+}
