@@ -18,5 +18,7 @@ demo: build
 	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
 	.build/release/muxctl probe $(DEMO_OUT)
 
+# The CLI's download tests serve files with python3's http.server.
 test: deps
+	@command -v python3 >/dev/null || bash .ci/install-deps.sh python3
 	swift test

@@ -708,6 +708,21 @@ struct DownloadTests {
         }
     }
 
+    @Test func bodyWithoutContentLength() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.noContentLength])
+            let events = ProgressLog()
+            let result = try await MediaMux.download(server.url("/song.m4a"), options: Self.options(folder), progress: events.handler)
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+            #expect(server.requests("/song.m4a").first?.header("Range") == nil)
+            let last = try #require(events.all.last)
+            #expect(last.bytesReceived == Int64(Self.small.count))
+            #expect(last.totalBytes == Int64(Self.small.count), "the final event knows the total once the body is complete")
+            #expect(events.all.dropLast().allSatisfy { $0.totalBytes == nil }, "no total is invented while it is unknown")
+        }
+    }
+
     @Test func concurrentDownloadsOfOneURLFetchItOnce() async throws {
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")

@@ -164,7 +164,7 @@ struct TransferPolicyTests {
     @Test func lastAttemptFailures() {
         let policy = Self.policy(attempts: 2)
         #expect(policy.decide(.connection("connection refused"), attempt: 2) == .fail(.network(url: Self.url, reason: "connection refused")))
-        #expect(policy.decide(.idle, attempt: 2) == .fail(.network(url: Self.url, reason: "the server stopped sending data")))
+        #expect(policy.decide(.idle, attempt: 2) == .fail(.network(url: Self.url, reason: "the server sent nothing for longer than the idle timeout")))
         #expect(policy.decide(.truncated(received: 10, expected: 100), attempt: 2)
             == .fail(.incomplete(url: Self.url, received: 10, expected: 100)))
         #expect(policy.decide(.truncated(received: 10, expected: nil), attempt: 2)
@@ -173,7 +173,7 @@ struct TransferPolicyTests {
 
     @Test func failureReasons() {
         #expect(TransferFailure.truncated(received: 5, expected: 9).reason == "the connection closed after 5 of 9 bytes")
-        #expect(TransferFailure.tls("handshake timed out").reason == "TLS: handshake timed out")
+        #expect(TransferFailure.tls("handshake timed out").reason == "TLS failed: handshake timed out")
         #expect(TransferFailure.redirects("the redirects go round in a loop").reason == "the redirects go round in a loop")
     }
 

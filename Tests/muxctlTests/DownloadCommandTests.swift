@@ -16,6 +16,9 @@ final class LoopbackFileServer: @unchecked Sendable {
         class Quiet(http.server.SimpleHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+            def log_request(self, code="-", size="-"):
+                with open(sys.argv[2], "a") as log:
+                    log.write("%s %s %s\\n" % (self.command, self.path, int(code)))
         handler = functools.partial(Quiet, directory=sys.argv[1])
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         print(server.server_address[1], flush=True)
@@ -24,6 +27,8 @@ final class LoopbackFileServer: @unchecked Sendable {
 
     let process = Process()
     let port: Int
+    /// One line per answered request: "METHOD PATH STATUS".
+    let requestLog: String
 
     /// Starts the server, or records an issue (python3 missing, say) and returns nil.
     static func start(serving folder: String, sourceLocation: SourceLocation = #_sourceLocation) -> LoopbackFileServer? {
@@ -37,7 +42,8 @@ final class LoopbackFileServer: @unchecked Sendable {
 
     private init(folder: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script, folder]
+        requestLog = folder + "/../requests.log"
+        process.arguments = ["python3", "-c", Self.script, folder, requestLog]
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -60,6 +66,17 @@ final class LoopbackFileServer: @unchecked Sendable {
     }
 
     func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+
+    /// The statuses answered for `path`, in order.
+    func statuses(_ path: String) -> [String] {
+        let text = (try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? ""
+        var statuses: [String] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            if fields.count == 3 && fields[1] == path { statuses.append(fields[2]) }
+        }
+        return statuses
+    }
 
     /// SIGKILL: a child of the test process may inherit a signal mask that blocks SIGTERM.
     func stop() {
@@ -128,6 +145,26 @@ struct DownloadCommandTests {
         #expect(forced.status == 0, "\(forced)")
         #expect(jsonObject(forced.stdout)?["source"] as? String == "revalidatedCache", "\(forced)")
         #expect(fileBytes(output) == setup.audio)
+    }
+
+    /// Processes fetching one URL into one cache take turns (a lock per URL):
+    /// one transfers the body, the others revalidate it.
+    @Test func concurrentProcessesShareOneDownload() async throws {
+        guard let setup = try Self.setUp() else { return }
+        defer { setup.remove() }
+        let results = try await withThrowingTaskGroup(of: RunResult.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await MuxCtl.run(["download", setup.url, "--json", "--cache-dir", setup.cache]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results { #expect(result.exited && result.status == 0, "\(result)") }
+        let paths = Set(results.compactMap { jsonObject($0.stdout)?["path"] as? String })
+        #expect(paths.count == 1, "\(paths)")
+        let sources = results.compactMap { jsonObject($0.stdout)?["source"] as? String }.sorted()
+        #expect(sources == ["network", "revalidatedCache", "revalidatedCache", "revalidatedCache"], "\(sources)")
+        if let path = paths.first { #expect(fileBytes(path) == setup.audio) }
+        #expect(setup.server.statuses("/song.m4a").sorted() == ["200", "304", "304", "304"])
     }
 
     @Test func downloadIntoTheCacheWithoutATerminal() async throws {

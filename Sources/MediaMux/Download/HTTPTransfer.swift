@@ -209,7 +209,9 @@ func classify(_ error: any Error) -> TransferFailure {
         }
     }
     let text = String(describing: error)
-    if text.contains("NIOSSL") || text.contains("certificate") || text.contains("handshake") { return .tls(text) }
+    if text.contains("NIOSSL") || text.contains("BoringSSL") || text.contains("certificate") || text.contains("handshake") {
+        return .tls(tlsReason(text))
+    }
     if text.contains("connectionRefused") || text.contains("Connection refused") || text.contains("ECONNREFUSED") {
         return .connection("connection refused")
     }
@@ -221,6 +223,14 @@ func classify(_ error: any Error) -> TransferFailure {
     }
     if text.contains("EOF") || text.contains("closed") || text.contains("reset") { return .truncated(received: 0, expected: nil) }
     return .other(text)
+}
+
+/// A TLS failure in words, not BoringSSL's error dump.
+private func tlsReason(_ text: String) -> String {
+    if text.contains("WRONG_VERSION_NUMBER") { return "the server does not speak TLS on this port (try http://)" }
+    if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") { return "the server's certificate is not trusted" }
+    if text.contains("hostname") || text.contains("HostnameMismatch") { return "the certificate is for another host name" }
+    return "the handshake failed"
 }
 
 /// Progress at most ten times a second, with a rate over the last half second.

@@ -32,10 +32,10 @@ enum TransferFailure: Error, Equatable {
     var reason: String {
         switch self {
         case .connection(let detail): return detail
-        case .idle: return "the server stopped sending data"
+        case .idle: return "the server sent nothing for longer than the idle timeout"
         case .truncated(let received, let expected):
             return "the connection closed after \(received)" + (expected.map { " of \($0)" } ?? "") + " bytes"
-        case .tls(let detail): return "TLS: \(detail)"
+        case .tls(let detail): return "TLS failed: \(detail)"
         case .redirects(let detail): return detail
         case .other(let detail): return detail
         }

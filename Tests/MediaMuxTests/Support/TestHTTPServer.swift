@@ -26,6 +26,8 @@ final class TestHTTPServer: Sendable {
         case replaceBody([UInt8], etag: String)
         /// Content-Length declared as real + extra; the real body is sent, then the connection is closed.
         case wrongContentLength(extra: Int)
+        /// No Content-Length: the body ends when the server closes the connection.
+        case noContentLength
         /// A small HTML page with Content-Type text/html.
         case html(status: Int = 200)
         /// `{"error":"not found"}` with 200 and application/json.
@@ -259,6 +261,10 @@ final class TestHTTPServerState: Sendable {
                 let declared = (Self.contentLength(plan) ?? plan.body.count) + extra
                 plan.headers.removeAll { $0.0.lowercased() == "content-length" }
                 plan.headers.append(("Content-Length", String(declared)))
+                plan.ending = .closeAfterBody
+            case .noContentLength:
+                plan = Self.normal(&storage, key: key, head: head)
+                plan.headers.removeAll { $0.0.lowercased() == "content-length" }
                 plan.ending = .closeAfterBody
             case .html(let status):
                 let page = "<!DOCTYPE html>\n<html><head><title>Error</title></head>"
