@@ -18,31 +18,30 @@ func decideRotation(
     if let override {
         return RotationDecision(degrees: override, reason: "set by --rotate")
     }
-    let sideways = source % 180 != 0
-    let shownWidth = sideways ? height : width
-    let shownHeight = sideways ? width : height
     switch orientation {
     case .keep:
         return RotationDecision(degrees: source, reason: "kept the source rotation")
     case .landscape:
-        if shownWidth >= shownHeight {
-            let shape = shownWidth == shownHeight ? "square" : "landscape"
-            return RotationDecision(degrees: source, reason: "already \(shape) as displayed; kept \(source)°")
-        }
-        if width >= height {
-            return RotationDecision(degrees: 0, reason: "coded landscape \(width)x\(height) shown portrait by a \(source)° rotation; wrote 0°")
-        }
-        let turned = (source + 90) % 360
-        return RotationDecision(degrees: turned, reason: "coded portrait \(width)x\(height); turned \(source)° to \(turned)° to show landscape")
+        return turn(source: source, width: width, height: height, wide: true)
     case .portrait:
-        if shownHeight >= shownWidth {
-            let shape = shownWidth == shownHeight ? "square" : "portrait"
-            return RotationDecision(degrees: source, reason: "already \(shape) as displayed; kept \(source)°")
-        }
-        if height >= width {
-            return RotationDecision(degrees: 0, reason: "coded portrait \(width)x\(height) shown landscape by a \(source)° rotation; wrote 0°")
-        }
-        let turned = (source + 90) % 360
-        return RotationDecision(degrees: turned, reason: "coded landscape \(width)x\(height); turned \(source)° to \(turned)° to show portrait")
+        return turn(source: source, width: width, height: height, wide: false)
     }
+}
+
+/// The rule for one wanted shape: `wide` for landscape, else portrait.
+private func turn(source: Int, width: Int, height: Int, wide: Bool) -> RotationDecision {
+    let wanted = wide ? "landscape" : "portrait"
+    let other = wide ? "portrait" : "landscape"
+    func fits(_ across: Int, _ down: Int) -> Bool { wide ? across >= down : down >= across }
+    let sideways = source % 180 != 0
+    let (shownWidth, shownHeight) = sideways ? (height, width) : (width, height)
+    if fits(shownWidth, shownHeight) {
+        let shape = shownWidth == shownHeight ? "square" : wanted
+        return RotationDecision(degrees: source, reason: "already \(shape) as displayed; kept \(source)°")
+    }
+    if fits(width, height) {
+        return RotationDecision(degrees: 0, reason: "coded \(wanted) \(width)x\(height) shown \(other) by a \(source)° rotation; wrote 0°")
+    }
+    let turned = (source + 90) % 360
+    return RotationDecision(degrees: turned, reason: "coded \(other) \(width)x\(height); turned \(source)° to \(turned)° to show \(wanted)")
 }
