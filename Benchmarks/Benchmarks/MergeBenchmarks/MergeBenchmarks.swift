@@ -43,43 +43,21 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 100
     )
 
-    Benchmark(
-        "merge video+audio (faststart)",
-        configuration: .init(
-            setup: {
-                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-            },
-            teardown: {
-                try? FileManager.default.removeItem(at: scratch)
-            }
-        )
-    ) { benchmark in
-        for _ in benchmark.scaledIterations {
-            let report = try await MediaMux.merge(
-                video: video, audio: audio, output: output,
-                options: MergeOptions(overwrite: true)
+    for faststart in [true, false] {
+        Benchmark(
+            "merge video+audio (\(faststart ? "faststart" : "no faststart"))",
+            configuration: .init(
+                setup: { try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true) },
+                teardown: { try? FileManager.default.removeItem(at: scratch) }
             )
-            blackHole(report)
-        }
-    }
-
-    Benchmark(
-        "merge video+audio (no faststart)",
-        configuration: .init(
-            setup: {
-                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-            },
-            teardown: {
-                try? FileManager.default.removeItem(at: scratch)
+        ) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let report = try await MediaMux.merge(
+                    video: video, audio: audio, output: output,
+                    options: MergeOptions(overwrite: true, faststart: faststart)
+                )
+                blackHole(report)
             }
-        )
-    ) { benchmark in
-        for _ in benchmark.scaledIterations {
-            let report = try await MediaMux.merge(
-                video: video, audio: audio, output: output,
-                options: MergeOptions(overwrite: true, faststart: false)
-            )
-            blackHole(report)
         }
     }
 }
