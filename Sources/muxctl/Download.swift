@@ -22,8 +22,8 @@ struct DownloadFlags: ParsableArguments {
         if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
             throw ValidationError("--sha256 takes 64 hexadecimal digits")
         }
-        if maximumMiB <= 0 { throw ValidationError("--max-size must be positive") }
-        if retries < 0 { throw ValidationError("--retries must be 0 or more") }
+        if maximumMiB <= 0 || maximumMiB > 1 << 30 { throw ValidationError("--max-size must be between 1 and 1073741824 (MiB)") }
+        if retries < 0 || retries > 100 { throw ValidationError("--retries must be between 0 and 100") }
     }
 
     var options: DownloadOptions {

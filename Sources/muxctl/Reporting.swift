@@ -94,6 +94,7 @@ final class SignalWatcher {
 
     func stop() {
         sources.forEach { $0.cancel() }
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }
 }
 

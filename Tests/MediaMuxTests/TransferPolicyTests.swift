@@ -65,7 +65,9 @@ struct TransferPolicyTests {
     // MARK: 304, 416
 
     @Test func notModified() {
-        #expect(Self.policy().decide(Self.response(304), requestedOffset: 0, attempt: 1) == .notModified)
+        #expect(Self.policy().decide(Self.response(304), requestedOffset: 0, attempt: 1, revalidating: true) == .notModified)
+        // A 304 to a request that carried no validators makes no sense: an error, not a "cached" answer.
+        #expect(Self.policy().decide(Self.response(304), requestedOffset: 0, attempt: 1) == .fail(.http(status: 304, url: Self.url)))
     }
 
     @Test func rangeNotSatisfiableAtTheEndIsComplete() {
@@ -78,8 +80,13 @@ struct TransferPolicyTests {
         #expect(policy.decide(Self.response(416, total: 800), requestedOffset: 1000, attempt: 2) == .restart)
         // No total given.
         #expect(policy.decide(Self.response(416), requestedOffset: 1000, attempt: 2) == .restart)
-        // Nothing was asked for by range: never "complete".
-        #expect(policy.decide(Self.response(416, total: 0), requestedOffset: 0, attempt: 1) == .restart)
+        // Nothing was asked for by range: never "complete", and no endless restarting either.
+        #expect(policy.decide(Self.response(416, total: 0), requestedOffset: 0, attempt: 1) == .fail(.http(status: 416, url: Self.url)))
+        #expect(policy.decide(Self.response(206, length: 10, start: 5, total: 100), requestedOffset: 0, attempt: 1)
+                == .fail(.http(status: 206, url: Self.url)))
+        // Restarts count as attempts.
+        #expect(Self.policy(attempts: 2).decide(Self.response(416, total: 800), requestedOffset: 1000, attempt: 2)
+                == .fail(.http(status: 416, url: Self.url)))
     }
 
     // MARK: Transient statuses

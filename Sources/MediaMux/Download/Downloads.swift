@@ -163,7 +163,7 @@ struct Downloader {
             throw error
         }
         let sha256 = try verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
-        try moveIntoPlace(partial, destination: destination, overwrite: overwrite)
+        _ = try TemporaryOutput(finalPath: destination, existing: partial).commit(overwrite: overwrite)
         unlink(validatorsPath)
         return DownloadResult(
             path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
@@ -276,19 +276,6 @@ func shareFile(_ source: String, to destination: String, overwrite: Bool) throws
 
 /// FICLONE from linux/fs.h: _IOW(0x94, 9, int).
 private let fileCloneRequest: UInt = 0x4004_9409
-
-/// Gives a finished partial file its final name (never replacing without `overwrite`).
-func moveIntoPlace(_ partial: String, destination: String, overwrite: Bool) throws {
-    if overwrite {
-        guard rename(partial, destination) == 0 else { throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText()) }
-        return
-    }
-    guard link(partial, destination) == 0 else {
-        if errno == EEXIST { throw MediaMuxError.outputExists(path: destination) }
-        throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText())
-    }
-    unlink(partial)
-}
 
 func formatDate(_ seconds: Int64) -> String {
     var time = time_t(seconds)

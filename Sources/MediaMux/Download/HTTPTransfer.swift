@@ -74,7 +74,7 @@ struct HTTPTransfer {
                 do {
                     let answer = try await client.execute(request, timeout: .hours(24))
                     response = answer
-                    decision = policy.decide(facts(answer), requestedOffset: offset, attempt: attempt)
+                    decision = policy.decide(facts(answer), requestedOffset: offset, attempt: attempt, revalidating: revalidating != nil)
                 } catch {
                     try rethrowIfCancelled(error)
                     decision = policy.decide(classify(error), attempt: attempt, revalidating: revalidating != nil)
@@ -89,6 +89,7 @@ struct HTTPTransfer {
                 case .restart:
                     try truncate(partialPath, to: 0)
                     validators = nil
+                    resumedFrom = 0
                     continue
                 case .retry(let wait):
                     try await Task.sleep(for: wait)
@@ -104,7 +105,7 @@ struct HTTPTransfer {
                         totalBytes: total)
                     validators = fresh
                     try saveValidators(fresh)
-                    if start > 0 && resumedFrom == 0 { resumedFrom = start }
+                    if start == 0 { resumedFrom = 0 } else if resumedFrom == 0 { resumedFrom = start }
                     let received: Int64
                     do {
                         received = try await write(response.body, into: partialPath, from: start, total: total, meter: meter, policy: policy)

@@ -66,8 +66,9 @@ struct TransferPolicy: Equatable {
     /// Retry-After longer than this is not waited for.
     var longestWait: Duration = .seconds(60)
 
-    /// After response headers arrive for a request that asked for `offset` onwards.
-    func decide(_ response: ResponseFacts, requestedOffset offset: Int64, attempt: Int) -> TransferDecision {
+    /// After response headers arrive for a request that asked for `offset`
+    /// onwards (and, when `revalidating`, carried the cached copy's validators).
+    func decide(_ response: ResponseFacts, requestedOffset offset: Int64, attempt: Int, revalidating: Bool = false) -> TransferDecision {
         switch response.status {
         case 200:
             // A server that ignores Range, or a resource that changed (If-Range), sends it all.
@@ -76,16 +77,16 @@ struct TransferPolicy: Equatable {
             }
             return .write(from: 0, total: response.contentLength)
         case 206:
-            guard let start = response.rangeStart, start == offset else { return .restart }
+            guard let start = response.rangeStart, start == offset else { return restart(response, offset: offset, attempt: attempt) }
             if let total = response.rangeTotal, total > maximumBytes {
                 return .fail(.tooLarge(url: url, limit: maximumBytes))
             }
             return .write(from: offset, total: response.rangeTotal ?? response.contentLength.map { $0 + offset })
-        case 304:
+        case 304 where revalidating:
             return .notModified
         case 416:
             if offset > 0, let total = response.rangeTotal, total == offset { return .complete(total: total) }
-            return .restart
+            return restart(response, offset: offset, attempt: attempt)
         case 408, 429, 500...599:
             guard attempt < maximumAttempts else { return .fail(.http(status: response.status, url: url)) }
             let wait = max(backoff(attempt: attempt), retryAfter(response.retryAfter) ?? .zero)
@@ -94,6 +95,13 @@ struct TransferPolicy: Equatable {
         default:
             return .fail(.http(status: response.status, url: url))
         }
+    }
+
+    /// A range answer that does not fit: start over, once there was a range to
+    /// give up and attempts remain; a server that answers a plain request so is broken.
+    private func restart(_ response: ResponseFacts, offset: Int64, attempt: Int) -> TransferDecision {
+        guard offset > 0, attempt < maximumAttempts else { return .fail(.http(status: response.status, url: url)) }
+        return .restart
     }
 
     /// After an attempt failed without a usable response. When only

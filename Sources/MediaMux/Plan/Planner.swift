@@ -58,7 +58,7 @@ public struct MergePlanner: Sendable {
         let endReason: MergePlan.EndReason =
             video.sourceEnd == audio.sourceEnd ? .sameLength : (video.sourceEnd < audio.sourceEnd ? .videoEndsFirst : .audioEndsFirst)
         guard audio.sourceStart < end else {
-            throw MediaMuxError.invalidOption("\(audioInfo.path): the audio starts at \(audio.sourceStart.seconds) s, after the video ends")
+            throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
         }
 
         let rotation = decideRotation(

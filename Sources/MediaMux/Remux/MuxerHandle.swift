@@ -50,7 +50,8 @@ final class MuxerHandle {
     }
 
     func open(options: [String: String]) throws {
-        try ffmpegCheck(avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE), "creating the output file", path: reportedPath)
+        let opened = avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE)
+        guard opened >= 0 else { throw MediaMuxError.outputNotWritable(path: reportedPath, reason: ffmpegErrorText(opened)) }
         isOpen = true
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }

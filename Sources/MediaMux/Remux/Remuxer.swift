@@ -20,7 +20,6 @@ final class Remuxer {
         var bytes = 0
         var firstDTS: Int64?
         var lastDTS: Int64 = .min
-        var minimumPTS: Int64 = .max
     }
 
     func run() throws -> MergeReport {
@@ -45,7 +44,7 @@ final class Remuxer {
         let tracks = [plan.video, plan.audio]
         for (index, track) in tracks.enumerated() {
             _ = try muxer.addStream(
-                copying: inputs[index].stream(track.streamIndex),
+                copying: inputs[index].plannedStream(track.streamIndex, kind: index == 0 ? .video : .audio),
                 codecTag: track.codecTag,
                 rotation: index == 0 ? plan.rotation.degrees : nil)
         }
@@ -125,28 +124,27 @@ final class Remuxer {
         written.bytes += Int(packet.pointee.size)
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
-        written.minimumPTS = min(written.minimumPTS, pts)
         let mediaSeconds = Double(dts) * av_q2d(output)
         try muxer.write(packet)
         progress.report(mediaSeconds: mediaSeconds, bytes: written.bytes)
     }
 
-    /// Writes the planned end into the edit lists and durations, and the start
-    /// of each track's presentation into its edit's media time.
+    /// Writes the planned start and end into each track's edit list and the
+    /// durations. The start comes from the plan, not from the packets: a
+    /// late track's first packets may be priming, decoded but never shown.
     private func writeExactTiming(muxer: MuxerHandle, written: [Written], file: String) throws {
         let movieScale = plan.movieTimescale
         let end = plan.end.converted(to: movieScale, rounding: .nearest).value
         var timings: [TrackTiming] = []
         for (index, track) in written.enumerated() {
+            let planned = index == 0 ? plan.video : plan.audio
             guard let firstDTS = track.firstDTS else {
-                let path = index == 0 ? plan.video.path : plan.audio.path
-                throw MediaMuxError.damaged(path: path, detail: "no packets could be read before the end")
+                throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
             let base = muxer.stream(index).pointee.time_base
-            let timeScale = Int64(base.den) / Int64(max(base.num, 1))
-            let presentedFrom = max(track.minimumPTS, 0)
-            let delay = MediaTime(value: presentedFrom, timescale: timeScale).converted(to: movieScale, rounding: .nearest).value
-            timings.append(TrackTiming(delay: delay, mediaTime: presentedFrom - firstDTS, end: end))
+            let start = planned.sourceStart.converted(to: Int64(base.den) / Int64(max(base.num, 1)), rounding: .nearest)
+            let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
+            timings.append(TrackTiming(delay: delay, mediaTime: start.value - firstDTS, end: end))
         }
         do {
             try EditListPatcher(path: file).patch(movieEnd: end, timings: timings)

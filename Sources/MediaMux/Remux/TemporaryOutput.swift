@@ -18,6 +18,12 @@ final class TemporaryOutput {
         path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".muxctl-" + token + ".partial"
     }
 
+    /// Adopts a file already written elsewhere beside the output (a resumable download).
+    init(finalPath: String, existing: String) {
+        self.finalPath = finalPath
+        path = existing
+    }
+
     /// Moves the file into place and returns its size. Without `overwrite`
     /// an output that appeared meanwhile is not replaced (link fails atomically).
     func commit(overwrite: Bool) throws -> Int {
@@ -29,6 +35,8 @@ final class TemporaryOutput {
             guard rename(path, finalPath) == 0 else {
                 throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
             }
+            // Renaming onto a hard link of the same file succeeds without removing the old name.
+            unlink(path)
         } else if link(path, finalPath) == 0 {
             unlink(path)
         } else if errno == EEXIST {

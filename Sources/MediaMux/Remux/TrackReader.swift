@@ -152,8 +152,8 @@ final class TrackReader {
         let packet = buffer.pointer
         lastDTS = packet.pointee.dts
         lastDuration = packet.pointee.duration
-        packet.pointee.pts -= originTick
-        packet.pointee.dts -= originTick
+        packet.pointee.pts &-= originTick
+        packet.pointee.dts &-= originTick
         contentEnd = max(contentEnd, packet.pointee.pts + max(packet.pointee.duration, 0))
         guard !finished else {
             spare.append(buffer)

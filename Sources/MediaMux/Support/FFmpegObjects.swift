@@ -55,9 +55,8 @@ final class DemuxerHandle {
         }
         context = opened
         let infoCode = needsStreamInfo ? avformat_find_stream_info(context, nil) : 0
+        // Every property is set by now, so a throw still runs deinit, which closes the context.
         if infoCode < 0 {
-            var doomed: UnsafeMutablePointer<AVFormatContext>? = context
-            avformat_close_input(&doomed)
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
             throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
         }
@@ -130,6 +129,16 @@ final class DemuxerHandle {
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
         context.pointee.streams[index]!
+    }
+
+    /// The stream a plan names, if the file still has it with that kind of media:
+    /// a plan may be stale (the file changed since it was probed) or edited.
+    func plannedStream(_ index: Int, kind: MediaMuxError.StreamKind) throws -> UnsafeMutablePointer<AVStream> {
+        let wanted = kind == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
+        guard index >= 0, index < streamCount, stream(index).pointee.codecpar.pointee.codec_type == wanted else {
+            throw MediaMuxError.damaged(path: path, detail: "stream \(index) is not the \(kind.rawValue) stream it was when probed; the file changed")
+        }
+        return stream(index)
     }
 
     /// Reads the next packet of any stream. False at the end of the file.

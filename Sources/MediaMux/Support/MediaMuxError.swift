@@ -102,17 +102,20 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
 
 private func httpReason(_ status: Int) -> String {
     switch status {
+    case 206: return "Partial Content, for a range not asked for"
+    case 304: return "Not Modified, to a request that was not conditional"
     case 400: return "Bad Request"
     case 401: return "Unauthorized"
     case 403: return "Forbidden"
     case 404: return "Not Found"
     case 408: return "Request Timeout"
     case 410: return "Gone"
+    case 416: return "Range Not Satisfiable"
     case 429: return "Too Many Requests"
     case 500: return "Internal Server Error"
     case 502: return "Bad Gateway"
     case 503: return "Service Unavailable"
     case 504: return "Gateway Timeout"
-    default: return status >= 500 ? "(server error)" : "(client error)"
+    default: return status >= 500 ? "(server error)" : status >= 400 ? "(client error)" : "(unexpected)"
     }
 }

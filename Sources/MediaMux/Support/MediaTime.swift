@@ -54,13 +54,16 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Sum or difference, exact in the finer of the two timescales when one divides the other,
     /// otherwise in their product.
+    /// Saturates instead of trapping: durations come from files, which may lie.
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         let scale = commonScale(lhs.timescale, rhs.timescale)
-        return MediaTime(value: lhs.converted(to: scale).value + rhs.converted(to: scale).value, timescale: scale)
+        let (left, right) = (lhs.converted(to: scale).value, rhs.converted(to: scale).value)
+        let (sum, overflow) = left.addingReportingOverflow(right)
+        return MediaTime(value: overflow ? (right > 0 ? .max : .min) : sum, timescale: scale)
     }
 
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        lhs + MediaTime(value: -rhs.value, timescale: rhs.timescale)
+        lhs + MediaTime(value: rhs.value == .min ? .max : -rhs.value, timescale: rhs.timescale)
     }
 
     public var description: String { "\(value)/\(timescale)" }

@@ -40,7 +40,7 @@ func readMovieBox(descriptor: Int32) throws -> MovieBox {
         } else if size == 0 {
             size = fileSize - offset
         }
-        guard size >= headerSize, offset + size <= fileSize else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
+        guard size >= headerSize, size <= fileSize - offset else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
         if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
             guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
             var bytes = [UInt8](repeating: 0, count: size)
@@ -92,7 +92,13 @@ struct MovieHeaderFacts {
                         for list in try buffer.children(of: box.payload, headerSize: 0) where list.type == "elst" {
                             let edits = try buffer.editList(list)
                             track.hasEditList = !edits.isEmpty
-                            track.delay = edits.prefix { $0.mediaTime == -1 }.reduce(0) { $0 + $1.duration }
+                            var delay: Int64 = 0
+                            for edit in edits.prefix(while: { $0.mediaTime == -1 }) {
+                                let (sum, overflow) = delay.addingReportingOverflow(edit.duration)
+                                guard !overflow, edit.duration >= 0 else { throw BoxFailure.malformed("edit durations overflow") }
+                                delay = sum
+                            }
+                            track.delay = delay
                         }
                     }
                 }
@@ -159,12 +165,12 @@ struct BoxBuffer {
             var header = 8
             if size == 1 {
                 guard offset + 16 <= range.upperBound else { throw BoxFailure.malformed("truncated box header") }
-                size = Int(Self.be64(bytes, offset + 8))
+                size = Int(clamping: Self.be64(bytes, offset + 8))
                 header = 16
             } else if size == 0 {
                 size = range.upperBound - offset
             }
-            guard size >= header, offset + size <= range.upperBound else {
+            guard size >= header, size <= range.upperBound - offset else {
                 throw BoxFailure.malformed("box at \(offset) overruns its parent")
             }
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
