@@ -708,6 +708,34 @@ struct DownloadTests {
         }
     }
 
+    /// A server answering a plain GET with 416 (or a range never asked for)
+    /// is broken: one request, one error, no loop.
+    @Test func rangeAnswerToAPlainRequestFailsAtOnce() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.status(416)])
+            let url = server.url("/song.m4a")
+            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .http(status: 416, url: url))
+            #expect(server.requests("/song.m4a").count == 1)
+        }
+    }
+
+    /// Downloading again over a destination that is the cached file's own
+    /// hard link leaves no temporary file behind.
+    @Test func repeatedDownloadToTheSameFileLeavesNothingBehind() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            let destination = folder.path("song.m4a")
+            for _ in 0..<3 {
+                _ = try await MediaMux.download(url, to: destination, overwrite: true, options: Self.options(folder))
+            }
+            #expect(folder.contents.sorted() == ["cache", "song.m4a"], "\(folder.contents)")
+            #expect(try Self.sha256(file: destination) == Self.smallHash)
+        }
+    }
+
     @Test func bodyWithoutContentLength() async throws {
         try await Self.withServer { server, folder in
             server.serve("/song.m4a", body: Self.small)

@@ -173,6 +173,34 @@ struct MergeTests {
         }
     }
 
+    /// A late audio track whose first packets are priming: the empty edit is
+    /// the planned 0.5 s, and the priming stays hidden by the media time.
+    @Test func lateAudioWithPrimingStartsOnTime() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("late.mp4")
+        let report = try await MediaMux.merge(
+            video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("crafted/aac_late_start_with_priming.m4a"), output: output)
+        #expect(report.audio.start == MediaTime(value: 1, timescale: 2))
+        let file = try MP4File(path: output)
+        let audio = try #require(file.audioTracks.first)
+        let edits = try #require(audio.editList)
+        #expect(edits.count == 2 && edits[0].isEmpty)
+        #expect(abs(Double(edits[0].segmentDuration) / Double(file.movieTimescale) - 0.5) < 0.0001)
+        #expect(edits[1].mediaTime == 1024)
+        #expect(abs(Double(file.movieDuration) / Double(file.movieTimescale) - 2.5) < 0.001)
+    }
+
+    /// Boxes that no encoder writes must not crash the probe: an error or a
+    /// result, never a trap (a trap would end this test process).
+    @Test(arguments: ["crafted/box_size_beyond_int64.m4a", "crafted/edit_durations_overflow.m4a"])
+    func craftedBoxesDoNotCrash(_ name: String) async throws {
+        let info = try? await MediaMux.probe(Fixtures.path(name))
+        #expect(info == nil || info?.audioStreams.count == 1)
+        let folder = try TemporaryFolder()
+        _ = try? await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path(name), output: folder.path("o.mp4"))
+        #expect(folder.contents.allSatisfy { !$0.hasSuffix(".partial") })
+    }
+
     @Test func movieHeaderPlacement() async throws {
         let folder = try TemporaryFolder()
         let atEnd = folder.path("end.mov")

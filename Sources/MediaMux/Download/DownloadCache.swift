@@ -124,20 +124,58 @@ struct DownloadCache {
         return found.sorted { $0.1.lastUsedAt > $1.1.lastUsedAt }
     }
 
-    /// Removes least recently used entries until the cache fits `limit`, never `keeping`.
+    /// Removes least recently used entries until the cache fits `limit`,
+    /// never `keeping` and never one that another task or process holds.
     func trim(to limit: Int64, keeping: String) {
         let all = entries()
         var total = all.reduce(Int64(0)) { $0 + $1.record.bytes }
         for (key, record) in all.reversed() where total > limit && key != keeping {
+            guard let lock = tryLock(key) else { continue }
             remove(key, record: record)
+            releaseLock(lock)
             total -= record.bytes
         }
+    }
+
+    /// Removes every entry and partial transfer nobody is using; returns how many files went.
+    func clear() -> Int {
+        guard let folder = opendir(directory) else { return 0 }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        closedir(folder)
+        var removed = 0
+        // Every file of a key starts with the key: 32 hex digits.
+        let keys = Set(names.filter { $0.hasSuffix(".lock") }.map { String($0.prefix(32)) })
+        for key in keys {
+            guard let lock = tryLock(key) else { continue }
+            for name in names where name.hasPrefix(key) && !name.hasSuffix(".lock") && unlink(path(name)) == 0 { removed += 1 }
+            releaseLock(lock)
+        }
+        return removed
     }
 
     func remove(_ key: String, record: CacheRecord) {
         unlink(recordPath(key))
         unlink(path(record.file))
         discardPartial(key)
+    }
+
+    /// The key's lock if it is free now, else nil.
+    private func tryLock(_ key: String) -> Int32? {
+        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return nil }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    private func releaseLock(_ descriptor: Int32) {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
     }
 
     /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.

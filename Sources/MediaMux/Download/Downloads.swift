@@ -41,7 +41,8 @@ extension MediaMux {
             if options.useCache {
                 let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
                 var result = try await downloader.intoCache(cache)
-                try shareFile(result.path, to: destination, overwrite: overwrite)
+                let cached = result.path
+                try await runBlocking { _ in try shareFile(cached, to: destination, overwrite: overwrite) }
                 result.path = destination
                 return result
             }
@@ -69,19 +70,11 @@ extension MediaMux {
         }
     }
 
-    /// Empties the download cache, partial transfers included; returns how many files were removed.
+    /// Empties the download cache, partial transfers included, except what a
+    /// download running meanwhile holds; returns how many files were removed.
     @discardableResult
     public static func clearDownloadCache(in directory: String? = nil) throws -> Int {
-        let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(directory))
-        guard let folder = opendir(cache.directory) else { return 0 }
-        defer { closedir(folder) }
-        var removed = 0
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name != ".", name != "..", !name.hasSuffix(".lock") else { continue }
-            if unlink(cache.path(name)) == 0 { removed += 1 }
-        }
-        return removed
+        try DownloadCache(directory: DownloadCache.resolveDirectory(directory)).clear()
     }
 
     /// Is this something `download` takes? (For front ends deciding between a path and a URL.)
@@ -134,11 +127,11 @@ struct Downloader {
                     progress?(DownloadProgress(bytesReceived: record.bytes, totalBytes: record.bytes, bytesPerSecond: 0, secondsRemaining: 0))
                     return result(record, path: cache.path(record.file), source: .revalidatedCache, started: started, attempts: outcome.attempts)
                 }
-                return try commit(outcome, into: cache, key: key, started: started)
+                return try await commit(outcome, into: cache, key: key, started: started)
             }
             do {
                 let outcome = try await transfer.run(known: cache.partialValidators(key), revalidating: nil, saveValidators: save)
-                return try commit(outcome, into: cache, key: key, started: started)
+                return try await commit(outcome, into: cache, key: key, started: started)
             } catch {
                 if !options.keepsPartialForResume || Self.spoilsPartial(error) { cache.discardPartial(key) }
                 throw error
@@ -162,7 +155,7 @@ struct Downloader {
             }
             throw error
         }
-        let sha256 = try verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
+        let sha256 = try await verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
         _ = try TemporaryOutput(finalPath: destination, existing: partial).commit(overwrite: overwrite)
         unlink(validatorsPath)
         return DownloadResult(
@@ -171,8 +164,8 @@ struct Downloader {
             elapsedSeconds: (clock.now - started).seconds, warnings: [])
     }
 
-    private func commit(_ outcome: TransferOutcome, into cache: DownloadCache, key: String, started: ContinuousClock.Instant) throws -> DownloadResult {
-        let sha256 = try verify(cache.partialPath(key), outcome: outcome, discard: { cache.discardPartial(key) })
+    private func commit(_ outcome: TransferOutcome, into cache: DownloadCache, key: String, started: ContinuousClock.Instant) async throws -> DownloadResult {
+        let sha256 = try await verify(cache.partialPath(key), outcome: outcome, discard: { cache.discardPartial(key) })
         let now = secondsSince1970()
         let record = CacheRecord(
             url: url, finalURL: outcome.finalURL, file: cache.dataFileName(key: key, url: url), bytes: outcome.bytes,
@@ -186,10 +179,11 @@ struct Downloader {
 
     /// The checks a body passes before it takes its final name: the expected
     /// SHA-256, and that it is audio (an HTML error page served with 200 is not).
-    private func verify(_ path: String, outcome: TransferOutcome, discard: () -> Void) throws -> String? {
+    private func verify(_ path: String, outcome: TransferOutcome, discard: () -> Void) async throws -> String? {
         var digest: String?
         if let expected = options.expectedSHA256 {
-            let actual = SHA256.hex(try SHA256.hashFile(atPath: path))
+            // Hashing gigabytes and probing block; they run on a thread of their own.
+            let actual = try await runBlocking { _ in SHA256.hex(try SHA256.hashFile(atPath: path)) }
             guard actual == expected else {
                 discard()
                 throw MediaMuxError.checksumMismatch(url: url, expected: expected, actual: actual)
@@ -199,7 +193,7 @@ struct Downloader {
         if options.requireAudio {
             let contentType = outcome.validators.contentType
             do {
-                let info = try Prober(cancellation: CancellationFlag()).probe(path: path)
+                let info = try await runBlocking { flag in try Prober(cancellation: flag).probe(path: path) }
                 guard !info.audioStreams.isEmpty else {
                     discard()
                     throw MediaMuxError.notAudio(url: url, contentType: contentType, detail: "it has no audio stream")

@@ -40,6 +40,9 @@ public struct MergePlan: Sendable, Equatable {
         public var sampleCount: Int?
         /// Codec configuration and tags the output's sample description and track header carry.
         public var headerBytes: Int
+        /// Shorten the last sample to end exactly at the end (audio), rather
+        /// than keep whole frames and hide the rest with the edit list (video).
+        public var trimsLastSample: Bool
     }
 
     public var outputPath: String

@@ -61,9 +61,13 @@ public struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
         }
 
-        let rotation = decideRotation(
+        var rotation = decideRotation(
             source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
             orientation: options.orientation, override: options.rotation)
+        if videoStream.hasUnusualMatrix {
+            // MP4 rotation here is a pure rotation; a mirror or skew in the source's matrix is not carried over.
+            rotation.reason += "; the source's display matrix also mirrors or skews the picture, which is not kept"
+        }
 
         return MergePlan(
             outputPath: output,
@@ -125,7 +129,9 @@ public struct MergePlanner: Sendable {
             sourceStart: max(start, .zero()),
             sourceEnd: end,
             sampleCount: stream.packetCount,
-            headerBytes: stream.headerBytes)
+            headerBytes: stream.headerBytes,
+            // Audio frames can end mid-frame (players trim them); a video frame keeps its references instead.
+            trimsLastSample: kind == .audio)
     }
 
     /// Room for the moov box, when every track's sample count is known: an

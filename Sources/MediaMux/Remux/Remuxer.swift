@@ -51,8 +51,8 @@ final class Remuxer {
         try muxer.open(options: headerOptions())
 
         let readers = [
-            try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end, trimsLastDuration: false),
-            try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end, trimsLastDuration: true),
+            try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end),
+            try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end),
         ]
         var written = [Written(), Written()]
         try pump(readers: readers, into: muxer, written: &written)

@@ -31,14 +31,14 @@ final class TrackReader {
     /// The end of the latest-ending packet read, relative to the output's zero.
     private(set) var contentEnd: Int64 = .min
 
-    init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime, trimsLastDuration: Bool) throws {
+    init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime) throws {
         self.demuxer = demuxer
         streamIndex = Int32(track.streamIndex)
         let stream = demuxer.stream(track.streamIndex)
         timeBase = stream.pointee.time_base
         originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
         endTick = end.ticks(in: track.timeBase, rounding: .up)
-        self.trimsLastDuration = trimsLastDuration
+        trimsLastDuration = track.trimsLastSample
         // Skip the other streams' packets inside the demuxer where it can.
         for index in 0..<demuxer.streamCount where index != track.streamIndex {
             demuxer.stream(index).pointee.discard = AVDISCARD_ALL
