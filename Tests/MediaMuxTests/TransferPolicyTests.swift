@@ -232,14 +232,14 @@ struct TransferPolicyTests {
     }
 
     @Test func offlineUseIsAllowedOnlyWhenTheServerCannotAnswer() {
-        #expect(Downloader.allowsOfflineUse(.network(url: Self.url, reason: "connection refused")))
-        #expect(Downloader.allowsOfflineUse(.http(status: 503, url: Self.url)))
-        #expect(Downloader.allowsOfflineUse(.http(status: 500, url: Self.url)))
-        #expect(Downloader.allowsOfflineUse(.http(status: 429, url: Self.url)))
-        #expect(Downloader.allowsOfflineUse(.http(status: 408, url: Self.url)))
-        #expect(!Downloader.allowsOfflineUse(.http(status: 404, url: Self.url)))
-        #expect(!Downloader.allowsOfflineUse(.http(status: 410, url: Self.url)))
-        #expect(!Downloader.allowsOfflineUse(.notAudio(url: Self.url, contentType: "text/html", detail: "x")))
-        #expect(!Downloader.allowsOfflineUse(.incomplete(url: Self.url, received: 1, expected: 2)))
+        #expect(TransferPolicy.allowsOfflineUse(.network(url: Self.url, reason: "connection refused")))
+        #expect(TransferPolicy.allowsOfflineUse(.http(status: 503, url: Self.url)))
+        #expect(TransferPolicy.allowsOfflineUse(.http(status: 500, url: Self.url)))
+        #expect(TransferPolicy.allowsOfflineUse(.http(status: 429, url: Self.url)))
+        #expect(TransferPolicy.allowsOfflineUse(.http(status: 408, url: Self.url)))
+        #expect(!TransferPolicy.allowsOfflineUse(.http(status: 404, url: Self.url)))
+        #expect(!TransferPolicy.allowsOfflineUse(.http(status: 410, url: Self.url)))
+        #expect(!TransferPolicy.allowsOfflineUse(.notAudio(url: Self.url, contentType: "text/html", detail: "x")))
+        #expect(!TransferPolicy.allowsOfflineUse(.incomplete(url: Self.url, received: 1, expected: 2)))
     }
 }

@@ -117,7 +117,7 @@ struct Downloader {
                 let outcome: TransferOutcome
                 do {
                     outcome = try await transfer.run(known: nil, revalidating: record.validators, saveValidators: save)
-                } catch let error as MediaMuxError where Self.allowsOfflineUse(error) {
+                } catch let error as MediaMuxError where TransferPolicy.allowsOfflineUse(error) {
                     cache.touch(key, record: record)
                     return result(record, path: cache.path(record.file), source: .offlineCache, started: started, attempts: options.maximumAttempts,
                                   warnings: ["could not revalidate (\(error.description)); using the copy cached at \(formatDate(record.storedAt))"])
@@ -133,7 +133,7 @@ struct Downloader {
                 let outcome = try await transfer.run(known: cache.partialValidators(key), revalidating: nil, saveValidators: save)
                 return try await commit(outcome, into: cache, key: key, started: started)
             } catch {
-                if !options.keepsPartialForResume || Self.spoilsPartial(error) { cache.discardPartial(key) }
+                if !options.keepsPartialForResume || TransferPolicy.spoilsPartial(error) { cache.discardPartial(key) }
                 throw error
             }
         }
@@ -149,7 +149,7 @@ struct Downloader {
         do {
             outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
         } catch {
-            if !options.keepsPartialForResume || Self.spoilsPartial(error) {
+            if !options.keepsPartialForResume || TransferPolicy.spoilsPartial(error) {
                 unlink(partial)
                 unlink(validatorsPath)
             }
@@ -217,24 +217,6 @@ struct Downloader {
             elapsedSeconds: (clock.now - started).seconds, warnings: warnings)
     }
 
-    /// Failures after which the bytes so far are no use for a resume.
-    static func spoilsPartial(_ error: any Error) -> Bool {
-        guard let error = error as? MediaMuxError else { return false }
-        switch error {
-        case .tooLarge, .checksumMismatch, .notAudio: return true
-        default: return false
-        }
-    }
-
-    /// A server that cannot be reached (or fails on its side) does not stop
-    /// the use of a cached copy; a server that says the resource is gone does.
-    static func allowsOfflineUse(_ error: MediaMuxError) -> Bool {
-        switch error {
-        case .network: return true
-        case .http(let status, _): return status >= 500 || status == 408 || status == 429
-        default: return false
-        }
-    }
 }
 
 /// Gives a cached file a second name at `destination` through a temporary

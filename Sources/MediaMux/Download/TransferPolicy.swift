@@ -125,6 +125,25 @@ struct TransferPolicy: Equatable {
         return decide(.truncated(received: received, expected: expected), attempt: attempt)
     }
 
+    /// Failures after which the bytes so far are no use for a resume.
+    static func spoilsPartial(_ error: any Error) -> Bool {
+        guard let error = error as? MediaMuxError else { return false }
+        switch error {
+        case .tooLarge, .checksumMismatch, .notAudio: return true
+        default: return false
+        }
+    }
+
+    /// A server that cannot be reached (or fails on its side) does not stop
+    /// the use of a cached copy; a server that says the resource is gone does.
+    static func allowsOfflineUse(_ error: MediaMuxError) -> Bool {
+        switch error {
+        case .network: return true
+        case .http(let status, _): return status >= 500 || status == 408 || status == 429
+        default: return false
+        }
+    }
+
     /// 1x, 2x, 4x ... the retry delay, at most 30 s.
     func backoff(attempt: Int) -> Duration {
         var wait = retryDelay
