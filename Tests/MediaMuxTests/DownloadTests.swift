@@ -506,22 +506,20 @@ struct DownloadTests {
         }
     }
 
-    @Test func emptyBodyIsNotAudio() async throws {
-        try await Self.withServer { server, folder in
-            server.serve("/empty.m4a", body: [])
-            let url = server.url("/empty.m4a")
-            let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
-            #expect(error as? MediaMuxError == .notAudio(url: url, contentType: "audio/mp4", detail: "the body is empty"))
-            try Self.expectNothingKept(folder)
-        }
-    }
+    /// Bodies served as media that hold no audio: (path, body, Content-Type, expected detail).
+    static let nonAudioBodies: [(String, [UInt8], String, String)] = [
+        ("/empty.m4a", [], "audio/mp4", "the body is empty"),
+        ("/video.mp4", bytes(Fixtures.path("h264_rot90.mp4")), "video/mp4", "it has no audio stream"),
+    ]
 
-    @Test func videoWithoutAudioIsNotAudio() async throws {
+    @Test(arguments: nonAudioBodies)
+    func bodyWithoutAudioIsNotAudio(_ example: (String, [UInt8], String, String)) async throws {
+        let (path, body, contentType, detail) = example
         try await Self.withServer { server, folder in
-            server.serve("/video.mp4", body: Self.bytes(Fixtures.path("h264_rot90.mp4")), contentType: "video/mp4")
-            let url = server.url("/video.mp4")
+            server.serve(path, body: body, contentType: contentType)
+            let url = server.url(path)
             let error = await Self.failure { try await MediaMux.download(url, options: Self.options(folder)) }
-            #expect(error as? MediaMuxError == .notAudio(url: url, contentType: "video/mp4", detail: "it has no audio stream"))
+            #expect(error as? MediaMuxError == .notAudio(url: url, contentType: contentType, detail: detail))
             try Self.expectNothingKept(folder)
         }
     }
