@@ -97,6 +97,59 @@ assert_eq "$("${PROBE[@]}" -select_streams v:0 -show_entries stream=width,height
 assert_eq "$(vprobe1 stream_side_data=rotation h264_coded_portrait.mp4)" "" "portrait has no rotation"
 
 # --------------------------------------------------------------------------
+step "h264_frame_index.mp4 (each frame shows its index as 8 binary columns; 120x90, SAR 4:3, 4.0 s)"
+# Column k (x = 15k .. 15k+14, k = 0 leftmost) is white (luma 235) when bit k of
+# the frame index is set, black (16) otherwise. Frame i is presented at i/30 s.
+# geq writes the yuv420p planes directly (chroma 128): going through
+# format=gray would scale 16/235 to 30/218 (full to limited range).
+# scenecut=0: the picture changes on every frame, and x264's scene-cut detection
+# would otherwise add keyframes (at 16, 32, ...) between the GOP-30 ones.
+"${FF[@]}" -f lavfi \
+  -i "color=c=black:size=120x90:rate=30:duration=4,format=yuv420p,geq=lum='if(bitand(N\,pow(2\,floor(X/15)))\,235\,16)':cb=128:cr=128" \
+  -vf "setsar=4/3" -c:v libx264 -preset medium -crf 30 -bf 3 -g 30 -x264-params scenecut=0 \
+  "${BX[@]}" -an -movflags +faststart h264_frame_index.mp4
+assert_eq "$("${PROBE[@]}" -select_streams v:0 -show_entries stream=width,height,sample_aspect_ratio,display_aspect_ratio,nb_frames -of csv=p=0 h264_frame_index.mp4)" \
+  "120,90,4:3,16:9,120" "h264_frame_index width,height,SAR,DAR,nb_frames"
+fi_bf="$(vprobe1 stream=has_b_frames h264_frame_index.mp4)"
+(( fi_bf > 0 )) || fail "h264_frame_index.mp4: has_b_frames=$fi_bf"
+python3 - h264_frame_index.mp4 <<'EOF' || fail "h264_frame_index.mp4: keyframes, frame times or decoded index bits"
+import json, subprocess, sys
+from fractions import Fraction
+f, W, H = sys.argv[1], 120, 90
+def run(*args, text=True):
+    return subprocess.run(args, capture_output=True, text=text, check=True).stdout
+# Keyframes, as presentation indices (pts_time * 30).
+pk = [l.split(",") for l in run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                                "packet=pts_time,flags", "-of", "csv=p=0", f).split()]
+keys = sorted(round(float(t) * 30) for t, fl in pk if "K" in fl)
+assert keys == [0, 30, 60, 90], keys
+# Decoded frames in presentation order: frame i at i/30 s, the first at exactly 0.
+# (JSON: the first frame also carries side data, which breaks csv rows.)
+tb = Fraction(run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=time_base",
+                  "-of", "csv=p=0", f).strip())
+frames = json.loads(run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                        "frame=pts,pts_time", "-of", "json", f))["frames"]
+first = (frames[0]["pts"], frames[0]["pts_time"])
+assert first == (0, "0.000000"), first
+assert [fr["pts"] * tb * 30 for fr in frames] == list(range(120)), frames
+# Decode with the ffmpeg CLI; read the luma of the middle row at the centre of
+# each 15-px column: > 128 means the bit is set.
+raw = run("ffmpeg", "-nostdin", "-v", "error", "-i", f, "-fps_mode", "passthrough", "-f", "rawvideo",
+          "-pix_fmt", "yuv420p", "-", text=False)
+fsize = W * H * 3 // 2
+assert len(raw) == 120 * fsize, len(raw)
+for i in range(120):
+    row = raw[i * fsize + (H // 2) * W:][:W]
+    lum = [row[15 * k + 7] for k in range(8)]
+    index = sum(1 << k for k, v in enumerate(lum) if v > 128)
+    assert index == i, (i, index, lum)
+    assert all(abs(v - 16) <= 12 or abs(v - 235) <= 12 for v in lum), (i, lum)
+    if i in (0, 1, 29, 30, 45, 89, 119):
+        print("   frame %3d: index %3d, column luma %s" % (i, index, lum))
+print("   keyframes at frames %s; first frame pts %d (%s s), time_base %s" % (keys, *first, tb))
+EOF
+
+# --------------------------------------------------------------------------
 step "hevc_hev1.mp4 (HEVC tagged hev1, B-frames, 2.0 s)"
 "${FF[@]}" -f lavfi -i "$(src_video 320x240 2)" -c:v libx265 -preset fast -crf 35 -pix_fmt yuv420p \
   -x265-params log-level=none:pools=none:frame-threads=1:bframes=3:keyint=30 -tag:v hev1 "${BX[@]}" hevc_hev1.mp4
@@ -130,6 +183,17 @@ if [[ "$encoders" == *" libaom-av1 "* ]]; then
   assert_eq "$(vprobe1 stream=codec_name av1.mp4)" av1 "av1 codec"
 else
   echo "   libaom-av1 not available: av1.mp4 skipped" >&2
+fi
+
+step "av1_10bit.mp4 (AV1 Main 10-bit 4:2:0, 64x64, 10 fps, 1.0 s, libaom-av1)"
+# No -row-mt: single-threaded libaom gives the same bytes on every run.
+if [[ "$encoders" == *" libaom-av1 "* ]]; then
+  "${FF[@]}" -f lavfi -i "testsrc=size=64x64:rate=10:duration=1" -c:v libaom-av1 -cpu-used 8 -crf 40 -b:v 0 \
+    -pix_fmt yuv420p10le "${BX[@]}" -an av1_10bit.mp4
+  assert_eq "$("${PROBE[@]}" -select_streams v:0 -count_frames -show_entries stream=codec_name,profile,width,height,pix_fmt,nb_frames,nb_read_frames -of csv=p=0 av1_10bit.mp4)" \
+    "av1,Main,64,64,yuv420p10le,10,10" "av1_10bit codec,profile,width,height,pix_fmt,nb_frames,nb_read_frames"
+else
+  echo "   libaom-av1 not available: av1_10bit.mp4 skipped" >&2
 fi
 
 # --------------------------------------------------------------------------
@@ -222,7 +286,7 @@ done
 # --------------------------------------------------------------------------
 step "box-level checks (elst, stts)"
 python3 - <<'EOF'
-import struct
+import os, struct
 
 CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts"}
 
@@ -280,6 +344,13 @@ vfr = video("h264_vfr.mp4")
 deltas = sorted({d for _, d in vfr["stts"]})
 assert len(deltas) >= 3, vfr["stts"]
 print("   h264_vfr.mp4 stts (count, delta) at 1/%d: %s" % (vfr["timescale"], vfr["stts"]))
+fi = video("h264_frame_index.mp4")
+assert fi["timescale"] == 15360 and fi["elst"] == [(4000, 1024)], (fi["timescale"], fi["elst"])
+print("   h264_frame_index.mp4 video: timescale %d, elst %s (2-frame B-frame delay)" % (fi["timescale"], fi["elst"]))
+if os.path.exists("av1_10bit.mp4"):
+    a10 = video("av1_10bit.mp4")
+    assert a10["elst"] == [(1000, 0)], a10["elst"]
+    print("   av1_10bit.mp4 video: timescale %d, elst %s" % (a10["timescale"], a10["elst"]))
 aac = next(tracks("aac_7s.m4a"))
 assert aac["elst"][0][1] == 1024, aac["elst"]
 print("   aac_7s.m4a: elst %s (1024 priming samples)" % aac["elst"])
@@ -354,8 +425,9 @@ step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
-           text_file.mp4 random_bytes.mp4)
+           text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
+[[ -f av1_10bit.mp4 ]] && synthetic+=(av1_10bit.mp4)
 syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
 all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"

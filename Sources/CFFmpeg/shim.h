@@ -18,7 +18,11 @@
 #include <libavutil/log.h>
 #include <libavutil/mathematics.h>
 #include <libavutil/opt.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 #include <libswresample/swresample.h>
+#include <libswscale/swscale.h>
 
 // AVERROR codes are built from macros Swift does not import.
 static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
@@ -27,6 +31,31 @@ static inline int CFFmpeg_AVERROR_INVALIDDATA(void) { return AVERROR_INVALIDDATA
 
 // AV_NOPTS_VALUE is a cast expression, not a literal, so Swift does not see it.
 static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }
+
+static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
+
+// FF_QP2LAMBDA is a macro; JPEG quality is a quantiser times this.
+static inline int CFFmpeg_FF_QP2LAMBDA(void) { return FF_QP2LAMBDA; }
+
+// A decoded frame's duration moved from pkt_duration to duration in
+// libavutil 57.30 (FFmpeg 6.0); pkt_duration was removed in 7.0.
+static inline int64_t CFFmpeg_frame_duration(const AVFrame *frame) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+    return frame->duration;
+#else
+    return frame->pkt_duration;
+#endif
+}
+
+// Whether a decoded frame is a keyframe: a flag from libavutil 58.7 (6.1),
+// a field before (removed in 7.0).
+static inline int CFFmpeg_frame_is_key(const AVFrame *frame) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
+    return (frame->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+    return frame->key_frame;
+#endif
+}
 
 static inline uint32_t CFFmpeg_MKTAG(char a, char b, char c, char d) {
     return MKTAG(a, b, c, d);

@@ -5,7 +5,7 @@ struct MuxCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "muxctl",
         abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
-        subcommands: [Merge.self, Probe.self, Download.self, Cache.self])
+        subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Cache.self])
 }
 
 /// Options every subcommand shares.

@@ -83,8 +83,13 @@ func outputFacts(output: String, inputs: [String]) -> OutputFacts {
 /// Runs blocking FFmpeg work on its own thread; Task cancellation raises the
 /// flag the packet loop and FFmpeg's interrupt callback check.
 func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+    try await runBlocking(raising: CancellationFlag(), body)
+}
+
+/// The same, raising a flag that outlives the call (a frame stream's, checked
+/// by every step of its decoding).
+func runBlocking<T: Sendable>(raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
     FFmpegLogging.quietUnlessChosen()
-    let flag = CancellationFlag()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             // FFmpeg's calls block; keep them off Swift's cooperative threads.

@@ -63,6 +63,8 @@ public struct StreamInfo: Sendable, Equatable {
     /// True when the display matrix is something other than a pure rotation (a mirror, say).
     public var hasUnusualMatrix: Bool
     public var frameRate: Double?
+    /// The shape of one coded pixel, width over height (1:1 when square or unknown).
+    public var pixelAspect: PixelAspect = PixelAspect()
 
     // Audio
     public var sampleRate: Int?
@@ -76,9 +78,24 @@ public struct StreamInfo: Sendable, Equatable {
         return end - start
     }
 
-    /// Width and height as shown, after the display rotation.
+    /// Width and height as shown, after the display rotation. Pixels are counted
+    /// as coded: `pixelAspect` widens or narrows the picture on top of this.
     public var displaySize: (width: Int, height: Int)? {
         guard let width, let height else { return nil }
         return rotation % 180 == 0 ? (width, height) : (height, width)
     }
+}
+
+/// The width of a pixel over its height; MP4's `pasp`, H.264's VUI aspect ratio.
+public struct PixelAspect: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+
+    /// A non-positive part means unknown, which counts as square.
+    public init(width: Int = 1, height: Int = 1) {
+        (self.width, self.height) = width > 0 && height > 0 ? (width, height) : (1, 1)
+    }
+
+    public var isSquare: Bool { width == height }
+    public var ratio: Double { Double(width) / Double(height) }
 }

@@ -68,6 +68,7 @@ struct Prober {
             rotation: rotation.degrees,
             hasUnusualMatrix: rotation.unusual,
             frameRate: kind == .video ? frameRate : nil,
+            pixelAspect: kind == .video ? pixelAspect(demuxer, stream: demuxer.stream(index)) : PixelAspect(),
             sampleRate: kind == .audio ? Int(parameters.sample_rate) : nil,
             channels: kind == .audio ? Int(parameters.ch_layout.nb_channels) : nil,
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
@@ -159,6 +160,12 @@ private func dictionaryBytes(_ dictionary: OpaquePointer?) -> Int {
 }
 
 /// The clockwise rotation players apply, from a stream's display matrix.
+/// The container's pixel aspect (pasp) when it gives one, else the codec's.
+private func pixelAspect(_ demuxer: DemuxerHandle, stream: UnsafeMutablePointer<AVStream>) -> PixelAspect {
+    let guessed = av_guess_sample_aspect_ratio(demuxer.context, stream, nil)
+    return PixelAspect(width: Int(guessed.num), height: Int(guessed.den))
+}
+
 private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degrees: Int, unusual: Bool) {
     guard let matrix = CFFmpeg_stream_display_matrix(stream) else { return (0, false) }
     let counterclockwise = av_display_rotation_get(matrix)

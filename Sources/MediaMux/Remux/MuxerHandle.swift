@@ -43,6 +43,19 @@ final class MuxerHandle {
         return stream
     }
 
+    /// Adds a stream for what an opened encoder produces.
+    func addStream(encodedBy encoder: UnsafeMutablePointer<AVCodecContext>) throws -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: reportedPath, code: -12, message: "out of memory")
+        }
+        try ffmpegCheck(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying codec parameters", path: reportedPath)
+        stream.pointee.time_base = encoder.pointee.time_base
+        return stream
+    }
+
+    /// Whether encoders must put their configuration in extradata (MP4 does).
+    var wantsGlobalHeaders: Bool { (context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER) != 0 }
+
     func copyMetadata(from input: DemuxerHandle) {
         av_dict_copy(&context.pointee.metadata, input.context.pointee.metadata, 0)
         // Tags that describe the source's gapless layout would be wrong for the output, which uses edit lists.
@@ -63,6 +76,12 @@ final class MuxerHandle {
 
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: reportedPath)
+    }
+
+    /// Writes a packet through the muxer's interleaving queue (encoded
+    /// streams whose packets arrive roughly, not exactly, in time order).
+    func writeInterleaved(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        try ffmpegCheck(av_interleaved_write_frame(context, packet), "writing a packet", path: reportedPath)
     }
 
     func finish() throws {

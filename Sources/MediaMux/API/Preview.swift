@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension MediaMux {
+    /// The frames of `path` that `options` selects, upright and scaled.
+    public static func frames(of path: String, options: FrameOptions = FrameOptions()) -> PreviewFrames {
+        PreviewFrames(path: path, options: options)
+    }
+
+    /// Writes the selected frames of `path` as images into `folder` (made if
+    /// missing), named `frame-NN-S.mmms.png` in time order. A failure removes
+    /// the images this call wrote; an existing file is kept unless `overwrite`.
+    public static func writeFrames(
+        of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> [WrittenImage] {
+        try await runBlocking { flag in
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.framePlan(info, options: options)
+            try prepareFolder(folder)
+            let reader = try FrameReader(plan: plan, cancellation: flag)
+            let encoder = ImageEncoder(format: format)
+            let digits = max(2, String(plan.frameCount ?? 1000).count)
+            var written: [WrittenImage] = []
+            do {
+                while let frame = try reader.next() {
+                    let number = String(written.count + 1)
+                    let name = "frame-" + String(repeating: "0", count: max(0, digits - number.count)) + number
+                        + "-" + frame.time.secondsText() + "s." + format.fileExtension
+                    let target = folder + "/" + name
+                    let bytes = try encoder.encode(frame, path: target)
+                    let size = try commit(bytes, to: target, overwrite: overwrite)
+                    written.append(WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size))
+                    progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
+                }
+            } catch {
+                for image in written { unlink(image.path) }
+                throw error
+            }
+            return written
+        }
+    }
+
+    /// A contact sheet of `path`: `options.frames` evenly spaced frames in a
+    /// grid, each labelled with its time, as one PNG.
+    public static func contactSheet(
+        of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> WrittenImage {
+        try await runBlocking { flag in
+            try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
+            let grid = try PreviewPlanner.sheetColumns(frames: options.frames, columns: options.columns)
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.framePlan(
+                info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
+            let reader = try FrameReader(plan: plan, cancellation: flag)
+            var frames: [PreviewFrame] = []
+            while let frame = try reader.next() {
+                frames.append(frame)
+                progress?(PreviewProgress(done: frames.count, total: options.frames))
+            }
+            let layout = SheetLayout(columns: grid.columns, rows: grid.rows, tileWidth: plan.width, tileHeight: plan.height)
+            let sheet = drawSheet(frames, layout: layout).frame
+            let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
+            let size = try commit(bytes, to: output, overwrite: overwrite)
+            return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
+        }
+    }
+}
+
+/// Writes a finished file beside `target` and moves it into place.
+func commit(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int {
+    let temporary = TemporaryOutput(finalPath: target)
+    do {
+        try temporary.store(bytes)
+        return try temporary.commit(overwrite: overwrite)
+    } catch {
+        temporary.discard()
+        throw error
+    }
+}
+
+/// A folder for images: made when missing (its parent must exist).
+func prepareFolder(_ folder: String) throws {
+    var info = stat()
+    if stat(folder, &info) == 0 {
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw MediaMuxError.outputNotWritable(path: folder, reason: "not a folder")
+        }
+        return
+    }
+    guard mkdir(folder, 0o755) == 0 || errno == EEXIST else {
+        if errno == ENOENT { throw MediaMuxError.outputDirectoryMissing(path: folder) }
+        throw MediaMuxError.outputNotWritable(path: folder, reason: systemErrorText())
+    }
+}
+
+/// Checks an output file's name and place before any work starts.
+func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) throws {
+    let name = namePart(of: output)
+    let ext = name.split(separator: ".", omittingEmptySubsequences: false).count > 1
+        ? String(name.split(separator: ".").last ?? "").lowercased() : ""
+    guard extensions.contains(ext) else {
+        throw MediaMuxError.invalidOption("\(output): the file name must end in ." + extensions.joined(separator: " or ."))
+    }
+    var info = stat()
+    var folderInfo = stat()
+    let folder = folderPart(of: output)
+    guard stat(folder, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
+        throw MediaMuxError.outputDirectoryMissing(path: output)
+    }
+    if stat(output, &info) == 0 {
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder") }
+        if !overwrite { throw MediaMuxError.outputExists(path: output) }
+    }
+}
+
+extension MediaMux {
+    /// A short H.264 + AAC MP4 of `path` (libx264, `options.preset`), upright,
+    /// scaled to `options.height`, faststart; written beside `output` and
+    /// moved into place when complete.
+    public static func previewClip(
+        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> PreviewClipReport {
+        try await runBlocking { flag in
+            try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
+            return try ClipWriter(plan: plan, cancellation: flag, progress: progress).run()
+        }
+    }
+}

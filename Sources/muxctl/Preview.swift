@@ -1,0 +1,170 @@
+import ArgumentParser
+import MediaMux
+
+extension ImageFormat: ExpressibleByArgument {}
+
+extension MuxCtl {
+    struct Preview: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write preview frames, a contact sheet or a short preview clip of a video.",
+            discussion: """
+            Exactly one of --out, --sheet and --clip. Frames are upright (the display rotation is applied) \
+            and keep the display aspect ratio. A frame "at T" is the one shown at T seconds, counting from \
+            the video's first frame.
+              muxctl preview in.mp4 --out frames/ [--frames N | --at 1.5,3 | --every 2] [--size 320] [--format png|jpeg]
+              muxctl preview in.mp4 --sheet sheet.png [--frames 12] [--columns 4]
+              muxctl preview in.mp4 --clip clip.mp4 [--start 0] [--seconds 5] [--height 360]
+            """)
+
+        @Argument(help: "The video file.") var input: String
+
+        @Option(help: ArgumentHelp("Folder for the frames (made if missing).", valueName: "dir")) var out: String?
+        @Option(help: ArgumentHelp("Write a contact sheet to this .png file.", valueName: "file.png")) var sheet: String?
+        @Option(help: ArgumentHelp("Write an H.264 + AAC preview clip to this .mp4 file.", valueName: "file.mp4")) var clip: String?
+
+        @Option(help: "Evenly spaced frames (default 12).") var frames: Int?
+        @Option(help: ArgumentHelp("Frames at these times in seconds, comma-separated.", valueName: "t1,t2,...")) var at: String?
+        @Option(help: ArgumentHelp("A frame every this many seconds.", valueName: "seconds")) var every: Double?
+        @Option(help: "Longest side of each frame in pixels.") var size: Int = 320
+        @Option(help: "Image format of the frames: png or jpeg.") var format: ImageFormat = .png
+        @Option(help: "Columns of the contact sheet (default: about as many as rows).") var columns: Int?
+
+        @Option(help: "Clip: where it starts, in seconds.") var start: Double = 0
+        @Option(help: "Clip: its length in seconds.") var seconds: Double = 5
+        @Option(help: "Clip: picture height in pixels (the width follows the aspect ratio).") var height: Int = 360
+
+        @Flag(name: [.customShort("y"), .long], help: "Overwrite files that exist.") var force = false
+        @OptionGroup var common: CommonOptions
+
+        func validate() throws {
+            let targets = [out, sheet, clip].compactMap { $0 }
+            guard targets.count == 1 else { throw ValidationError("give exactly one of --out, --sheet and --clip") }
+            let choices = [frames != nil, at != nil, every != nil].filter { $0 }.count
+            if choices > 1 { throw ValidationError("give at most one of --frames, --at and --every") }
+            if clip != nil, choices > 0 || columns != nil {
+                throw ValidationError("--frames, --at, --every and --columns do not apply to --clip")
+            }
+            if sheet != nil, at != nil || every != nil { throw ValidationError("a contact sheet takes --frames, not --at or --every") }
+            if out != nil, columns != nil { throw ValidationError("--columns applies to --sheet only") }
+            if let frames, frames < 1 { throw ValidationError("--frames must be 1 or more") }
+            if let every, !(every > 0) { throw ValidationError("--every must be more than 0 seconds") }
+            if size < 1 || size > 8192 { throw ValidationError("--size must be between 1 and 8192") }
+            if clip != nil {
+                if !(start >= 0) { throw ValidationError("--start must be 0 or more") }
+                if !(seconds > 0) { throw ValidationError("--seconds must be more than 0") }
+                if height < 2 || height > 4320 { throw ValidationError("--height must be between 2 and 4320") }
+            }
+            _ = try times()
+        }
+
+        private func times() throws -> [Double]? {
+            guard let at else { return nil }
+            let parts = at.split(separator: ",", omittingEmptySubsequences: false)
+            return try parts.map { part in
+                let text = part.trimmingSpaces
+                guard let value = Double(text), value.isFinite, value >= 0 else {
+                    throw ValidationError("--at takes times in seconds separated by commas; '\(text)' is not one")
+                }
+                return value
+            }
+        }
+
+        func run() async throws {
+            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
+            let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
+                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total > 0 ? "/\(progress.total)" : ""))
+            }
+            let summary: PreviewSummary
+            if let clip {
+                let options = PreviewClipOptions(start: start, seconds: seconds, height: height)
+                let report = try await runReportingErrors { [input, force] in
+                    try await MediaMux.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
+                }
+                summary = PreviewSummary(clip: report)
+            } else if let sheet {
+                let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size)
+                let image = try await runReportingErrors { [input, force] in
+                    try await MediaMux.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
+                }
+                summary = PreviewSummary(images: [image], kind: "sheet")
+            } else {
+                let selection: FrameSelection
+                if let times = try times() {
+                    selection = .times(times)
+                } else if let every {
+                    selection = .rate(perSecond: 1 / every)
+                } else {
+                    selection = .evenlySpaced(count: frames ?? 12)
+                }
+                let options = FrameOptions(selection: selection, size: size)
+                let images = try await runReportingErrors { [input, out, format, force] in
+                    try await MediaMux.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
+                }
+                summary = PreviewSummary(images: images, kind: "frames")
+            }
+            bar?.clear()
+            if common.json {
+                printJSON(summary)
+            } else if !common.quiet {
+                print(summary.text)
+            }
+        }
+    }
+}
+
+/// What `muxctl preview` wrote, for --json and for the plain summary.
+struct PreviewSummary: Encodable {
+    struct Image: Encodable {
+        var path: String
+        var time: Double?
+        var width: Int
+        var height: Int
+        var bytes: Int
+    }
+
+    struct Clip: Encodable {
+        var path: String
+        var start: Double
+        var duration: Double
+        var width: Int
+        var height: Int
+        var videoFrames: Int
+        var hasAudio: Bool
+        var bytes: Int
+    }
+
+    var kind: String
+    var images: [Image]?
+    var clip: Clip?
+
+    init(images: [WrittenImage], kind: String) {
+        self.kind = kind
+        self.images = images.map { Image(path: $0.path, time: $0.time?.seconds, width: $0.width, height: $0.height, bytes: $0.bytes) }
+    }
+
+    init(clip report: PreviewClipReport) {
+        kind = "clip"
+        clip = Clip(
+            path: report.output, start: report.start.seconds, duration: report.duration.seconds, width: report.width,
+            height: report.height, videoFrames: report.videoFrames, hasAudio: report.hasAudio, bytes: report.bytes)
+    }
+
+    var text: String {
+        if let clip {
+            return "wrote \(clip.path): \(clip.width)x\(clip.height), \(MediaMux.decimal(clip.duration, places: 3)) s from "
+                + "\(MediaMux.decimal(clip.start, places: 3)) s, \(clip.videoFrames) frames, "
+                + (clip.hasAudio ? "with audio" : "no audio") + ", \(formatBytes(clip.bytes))"
+        }
+        return (images ?? []).map { image in
+            let time = image.time.map { " at \(MediaMux.decimal($0, places: 3)) s" } ?? ""
+            return "wrote \(image.path): \(image.width)x\(image.height)\(time), \(formatBytes(image.bytes))"
+        }.joined(separator: "\n")
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
