@@ -35,6 +35,7 @@ struct MergeSummary: Encodable {
     var elapsedSeconds: Double
     var faststart: Bool
     var audioDownload: DownloadResult?
+    var preview: PreviewSummary?
 
     init(_ report: MergeReport) {
         func track(_ t: MergeReport.Track) -> Track {

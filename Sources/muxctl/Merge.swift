@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaMux
+import Synchronization
 
 extension Orientation: ExpressibleByArgument {}
 
@@ -34,6 +35,15 @@ extension MuxCtl {
         @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
         var noFaststart = false
 
+        @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
+        var preview: String?
+
+        @Option(name: .customLong("preview-size"), help: "Longest side of the thumbnails in pixels.")
+        var previewSize: Int = 320
+
+        @Option(name: .customLong("preview-every"), help: ArgumentHelp("Seconds between thumbnails (default: about 12 over the output).", valueName: "seconds"))
+        var previewEvery: Double?
+
         @OptionGroup var download: DownloadFlags
         @OptionGroup var common: CommonOptions
 
@@ -43,16 +53,25 @@ extension MuxCtl {
             }
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
             if let audioStream, audioStream < 0 { throw ValidationError("--audio-stream must be 0 or more") }
+            if previewSize < 1 || previewSize > 8192 { throw ValidationError("--preview-size must be between 1 and 8192") }
+            if let previewEvery, !(previewEvery > 0) { throw ValidationError("--preview-every must be more than 0 seconds") }
+            if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
         }
 
         func run() async throws {
             MediaMux.setFFmpegLogging(verbose: common.verbose)
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
-                rotation: rotate, overwrite: force, faststart: !noFaststart)
+                rotation: rotate, overwrite: force, faststart: !noFaststart,
+                thumbnails: ThumbnailOptions(size: previewSize, every: previewEvery))
+            let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
+            var handler: (@Sendable (PreviewFrame) -> Void)?
+            if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }
+            let previewHandler = handler
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let downloadOptions = download.options
             let (report, fetched) = try await runReportingErrors { [video, audio, output] in
+                try thumbnails?.prepare()
                 var audioPath = audio
                 var fetched: DownloadResult?
                 var scratch: String?
@@ -73,20 +92,27 @@ extension MuxCtl {
                     audioPath = result.path
                     fetched = result
                 }
-                let merged = try await MediaMux.merge(video: video, audio: audioPath, output: output, options: options) { progress in
-                    bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
-                }
+                let merged = try await MediaMux.merge(
+                    video: video, audio: audioPath, output: output, options: options,
+                    progress: { progress in
+                        bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
+                    },
+                    preview: previewHandler)
+                try thumbnails?.check()
                 return (merged, fetched)
             }
             bar?.clear()
             if !common.quiet { fetched?.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
+            let images = thumbnails?.written ?? []
             if common.json {
                 var summary = MergeSummary(report)
                 summary.audioDownload = fetched
+                summary.preview = thumbnails.map { _ in PreviewSummary(images: images, kind: "thumbnails") }
                 printJSON(summary)
             } else if !common.quiet {
                 if let fetched { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
                 print(describe(report))
+                if let preview { print("  preview: \(images.count) thumbnails in \(preview)") }
             }
         }
     }
@@ -130,5 +156,42 @@ extension String {
     func replacingFirstLine(with line: String) -> String {
         guard let newline = firstIndex(of: "\n") else { return line }
         return line + self[newline...]
+    }
+}
+
+/// Writes the thumbnails a merge hands out; the first failure is kept and
+/// reported after the merge, and the thumbnails written are then removed.
+final class ThumbnailWriter: Sendable {
+    let folder: String
+    let overwrite: Bool
+    private let state = Mutex<(written: [WrittenImage], failure: MediaMuxError?)>(([], nil))
+
+    init(folder: String, overwrite: Bool) {
+        self.folder = folder
+        self.overwrite = overwrite
+    }
+
+    func prepare() throws { try MediaMux.makeImageFolder(folder) }
+
+    func write(_ frame: PreviewFrame) {
+        let number = state.withLock { $0.failure == nil ? $0.written.count + 1 : nil }
+        guard let number else { return }
+        let path = folder + "/" + MediaMux.frameFileName(number: number, of: nil, time: frame.time, format: .png)
+        do {
+            let image = try MediaMux.writeImage(frame, to: path, format: .png, overwrite: overwrite)
+            state.withLock { $0.written.append(image) }
+        } catch {
+            state.withLock { $0.failure = $0.failure ?? (error as? MediaMuxError) ?? .outputNotWritable(path: path, reason: "\(error)") }
+        }
+    }
+
+    var written: [WrittenImage] { state.withLock { $0.written } }
+
+    /// Throws the first failure, after removing what was written.
+    func check() throws {
+        let (written, failure) = state.withLock { ($0.written, $0.failure) }
+        guard let failure else { return }
+        for image in written { _ = unlinkFile(image.path) }
+        throw failure
     }
 }

@@ -22,19 +22,27 @@ public enum MediaMux {
 
     /// Merges the first video stream of `video` with the first audio stream of
     /// `audio` into `output` by stream copy, ending where the shorter one ends.
+    ///
+    /// With `preview`, keyframes of the output become thumbnails as they are
+    /// copied (`options.thumbnails` says how many and how large), upright as
+    /// the output is shown; the handler runs on the merge's thread.
     public static func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil
+        progress: (@Sendable (MergeProgress) -> Void)? = nil,
+        preview: (@Sendable (PreviewFrame) -> Void)? = nil
     ) async throws -> MergeReport {
         try await runBlocking { flag in
             let plan = try makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
-            return try Remuxer(plan: plan, cancellation: flag, progress: progress).run()
+            return try Remuxer(plan: plan, cancellation: flag, progress: progress, preview: preview).run()
         }
     }
 
     /// Carries out an existing plan.
-    public static func execute(_ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil) async throws -> MergeReport {
-        try await runBlocking { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
+    public static func execute(
+        _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil,
+        preview: (@Sendable (PreviewFrame) -> Void)? = nil
+    ) async throws -> MergeReport {
+        try await runBlocking { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress, preview: preview).run() }
     }
 
     /// Sets how much FFmpeg itself prints to stderr. MediaMux keeps it quiet

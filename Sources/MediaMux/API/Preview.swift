@@ -23,17 +23,11 @@ extension MediaMux {
             try prepareFolder(folder)
             let reader = try FrameReader(plan: plan, cancellation: flag)
             let encoder = ImageEncoder(format: format)
-            let digits = max(2, String(plan.frameCount ?? 1000).count)
             var written: [WrittenImage] = []
             do {
                 while let frame = try reader.next() {
-                    let number = String(written.count + 1)
-                    let name = "frame-" + String(repeating: "0", count: max(0, digits - number.count)) + number
-                        + "-" + frame.time.secondsText() + "s." + format.fileExtension
-                    let target = folder + "/" + name
-                    let bytes = try encoder.encode(frame, path: target)
-                    let size = try commit(bytes, to: target, overwrite: overwrite)
-                    written.append(WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size))
+                    let name = frameFileName(number: written.count + 1, of: plan.frameCount, time: frame.time, format: format)
+                    written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
                     progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
                 }
             } catch {
@@ -69,6 +63,33 @@ extension MediaMux {
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
         }
     }
+}
+
+extension MediaMux {
+    /// Encodes one frame as PNG or JPEG and writes it to `path`, which shows
+    /// up only complete; an existing file is kept unless `overwrite`.
+    public static func writeImage(_ frame: PreviewFrame, to path: String, format: ImageFormat = .png, overwrite: Bool = false) throws -> WrittenImage {
+        try store(frame, encoder: ImageEncoder(format: format), to: path, overwrite: overwrite)
+    }
+
+    /// The name `writeFrames` gives frame `number` (from 1) of `count`:
+    /// `frame-01-2.500s.png`, numbered with enough digits to sort in time order.
+    public static func frameFileName(number: Int, of count: Int?, time: MediaTime, format: ImageFormat) -> String {
+        let digits = max(2, String(count ?? 1000).count)
+        let text = String(number)
+        return "frame-" + String(repeating: "0", count: max(0, digits - text.count)) + text
+            + "-" + time.secondsText() + "s." + format.fileExtension
+    }
+
+    /// Makes a folder for images when it is missing; its parent must exist.
+    public static func makeImageFolder(_ path: String) throws {
+        try prepareFolder(path)
+    }
+}
+
+private func store(_ frame: PreviewFrame, encoder: ImageEncoder, to target: String, overwrite: Bool) throws -> WrittenImage {
+    let size = try commit(encoder.encode(frame, path: target), to: target, overwrite: overwrite)
+    return WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size)
 }
 
 /// Writes a finished file beside `target` and moves it into place.

@@ -21,10 +21,12 @@ public struct MergeOptions: Sendable, Equatable {
     public var overwrite: Bool
     /// Put the movie header before the media data, so playback can start before the whole file arrives.
     public var faststart: Bool
+    /// The keyframe thumbnails a merge hands to its `preview` handler, if given one.
+    public var thumbnails: ThumbnailOptions
 
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
-        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true
+        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true, thumbnails: ThumbnailOptions = ThumbnailOptions()
     ) {
         self.videoStream = videoStream
         self.audioStream = audioStream
@@ -32,5 +34,19 @@ public struct MergeOptions: Sendable, Equatable {
         self.rotation = rotation
         self.overwrite = overwrite
         self.faststart = faststart
+        self.thumbnails = thumbnails
+    }
+}
+
+/// Thumbnails a merge makes from the keyframes it copies, in the same pass.
+public struct ThumbnailOptions: Sendable, Equatable {
+    /// The longest side of the upright picture.
+    public var size: Int
+    /// At least this many seconds between two thumbnails; nil spaces about 12 over the output.
+    public var every: Double?
+
+    public init(size: Int = 320, every: Double? = nil) {
+        self.size = size
+        self.every = every
     }
 }

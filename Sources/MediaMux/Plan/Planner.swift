@@ -82,7 +82,26 @@ public struct MergePlanner: Sendable {
                 faststart: options.faststart, video: video, audio: audio, metadataBytes: videoInfo.metadataBytes,
                 end: end, inputBytes: outputFacts.inputBytes),
             movieTimescale: Self.movieTimescale,
-            interleaveWindow: Self.interleaveWindow)
+            interleaveWindow: Self.interleaveWindow,
+            thumbnails: try Self.thumbnails(options.thumbnails, video: videoStream, rotation: rotation.degrees, end: end))
+    }
+
+    /// Thumbnails spaced `every` seconds apart, or a twelfth of the output.
+    static func thumbnails(_ options: ThumbnailOptions, video: StreamInfo, rotation: Int, end: MediaTime) throws -> MergePlan.Thumbnails {
+        guard (1...PreviewPlanner.largestSide).contains(options.size) else {
+            throw MediaMuxError.invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(options.size)")
+        }
+        if let every = options.every, !(every > 0 && every.isFinite) {
+            throw MediaMuxError.invalidOption("thumbnails must be more than 0 seconds apart, not \(every)")
+        }
+        let spacing = options.every.map { MediaTime(value: Int64(($0 * 1000).rounded()), timescale: 1000) }
+            ?? MediaTime(value: end.value, timescale: end.timescale.multipliedReportingOverflow(by: 12).overflow ? end.timescale : end.timescale * 12)
+        let size = PictureSize(
+            codedWidth: video.width ?? 0, codedHeight: video.height ?? 0, aspect: video.pixelAspect,
+            rotation: rotation, longest: options.size)
+        return MergePlan.Thumbnails(
+            spacing: spacing, width: size.width, height: size.height,
+            scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, rotation: rotation)
     }
 
     static func container(for output: String) throws -> MergePlan.Container {

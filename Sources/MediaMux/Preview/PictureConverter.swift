@@ -98,20 +98,37 @@ func turnPicture(
 
 /// Turns decoded frames into upright RGB(A) pictures of the planned size.
 final class PictureConverter {
-    private let plan: FramePlan
+    struct Shape: Equatable {
+        var scaledWidth: Int
+        var scaledHeight: Int
+        var width: Int
+        var height: Int
+        var rotation: Int
+        var layout: PixelLayout
+    }
+
+    private let path: String
+    private let shape: Shape
     private let scaler: Scaler
     private let scratch: UnsafeMutablePointer<UInt8>
     private let scratchStride: Int
 
-    init(plan: FramePlan) throws {
-        self.plan = plan
+    convenience init(plan: FramePlan) throws {
+        try self.init(path: plan.path, shape: Shape(
+            scaledWidth: plan.scaledWidth, scaledHeight: plan.scaledHeight, width: plan.width, height: plan.height,
+            rotation: plan.rotation, layout: plan.layout))
+    }
+
+    init(path: String, shape: Shape) throws {
+        self.path = path
+        self.shape = shape
         scaler = Scaler(
-            width: plan.scaledWidth, height: plan.scaledHeight,
-            format: plan.layout == .rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA)
+            width: shape.scaledWidth, height: shape.scaledHeight,
+            format: shape.layout == .rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA)
         // Rows aligned for swscale's vector code.
-        scratchStride = (plan.scaledWidth * plan.layout.bytesPerPixel + 63) / 64 * 64
-        guard let memory = av_malloc(scratchStride * plan.scaledHeight + 64) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a picture", path: plan.path, code: -12, message: "out of memory")
+        scratchStride = (shape.scaledWidth * shape.layout.bytesPerPixel + 63) / 64 * 64
+        guard let memory = av_malloc(scratchStride * shape.scaledHeight + 64) else {
+            throw MediaMuxError.ffmpeg(operation: "allocating a picture", path: path, code: -12, message: "out of memory")
         }
         scratch = memory.assumingMemoryBound(to: UInt8.self)
     }
@@ -119,15 +136,15 @@ final class PictureConverter {
     deinit { av_free(scratch) }
 
     func picture(_ frame: FrameBuffer, time: MediaTime) throws -> PreviewFrame {
-        try scaler.scale(frame.pointer, into: [scratch, nil, nil, nil], strides: [Int32(scratchStride), 0, 0, 0], path: plan.path)
-        let bytesPerPixel = plan.layout.bytesPerPixel
-        let pixels = [UInt8](unsafeUninitializedCapacity: plan.width * plan.height * bytesPerPixel) { buffer, count in
+        try scaler.scale(frame.pointer, into: [scratch, nil, nil, nil], strides: [Int32(scratchStride), 0, 0, 0], path: path)
+        let bytesPerPixel = shape.layout.bytesPerPixel
+        let pixels = [UInt8](unsafeUninitializedCapacity: shape.width * shape.height * bytesPerPixel) { buffer, count in
             turnPicture(
-                from: scratch, sourceStride: scratchStride, width: plan.scaledWidth, height: plan.scaledHeight,
-                bytesPerPixel: bytesPerPixel, rotation: plan.rotation,
-                into: buffer.baseAddress!, destinationStride: plan.width * bytesPerPixel)
+                from: scratch, sourceStride: scratchStride, width: shape.scaledWidth, height: shape.scaledHeight,
+                bytesPerPixel: bytesPerPixel, rotation: shape.rotation,
+                into: buffer.baseAddress!, destinationStride: shape.width * bytesPerPixel)
             count = buffer.count
         }
-        return PreviewFrame(time: time, width: plan.width, height: plan.height, layout: plan.layout, pixels: pixels)
+        return PreviewFrame(time: time, width: shape.width, height: shape.height, layout: shape.layout, pixels: pixels)
     }
 }

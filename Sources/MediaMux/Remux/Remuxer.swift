@@ -7,11 +7,17 @@ final class Remuxer {
     private let plan: MergePlan
     private let cancellation: CancellationFlag
     private let progress: ProgressThrottle
+    private let preview: (@Sendable (PreviewFrame) -> Void)?
+    private var thumbnailer: KeyframeThumbnailer?
 
-    init(plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?) {
+    init(
+        plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
+        preview: (@Sendable (PreviewFrame) -> Void)? = nil
+    ) {
         self.plan = plan
         self.cancellation = cancellation
         self.progress = ProgressThrottle(total: plan.end.seconds, sink: progress)
+        self.preview = preview
     }
 
     /// Per output track: what was written, for the edit list and the report.
@@ -49,6 +55,11 @@ final class Remuxer {
                 rotation: index == 0 ? plan.rotation.degrees : nil)
         }
         try muxer.open(options: headerOptions())
+        if let preview {
+            thumbnailer = try KeyframeThumbnailer(
+                plan: plan.thumbnails, stream: videoInput.plannedStream(plan.video.streamIndex, kind: .video),
+                path: plan.video.path, handler: preview)
+        }
 
         let readers = [
             try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end),
@@ -93,6 +104,7 @@ final class Remuxer {
                     if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
                     let following = try reader.next()
                     if following == nil { reader.makeFinal(packet) }
+                    if index == 0 { try thumbnailer?.offer(packet, timeBase: reader.timeBase) }
                     try write(packet, from: reader.timeBase, stream: index, muxer: muxer, written: &written[index])
                     reader.reuse(buffer)
                     current[index] = following

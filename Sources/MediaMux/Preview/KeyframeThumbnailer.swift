@@ -1,0 +1,43 @@
+internal import CFFmpeg
+
+/// Makes thumbnails from the keyframes a merge copies, in the same pass:
+/// each chosen keyframe is decoded on its own (a keyframe needs no other
+/// frame), scaled, turned as the output is shown, and handed out. Which
+/// keyframes, what size and which turn come from the plan.
+final class KeyframeThumbnailer {
+    private let plan: MergePlan.Thumbnails
+    private let decoder: DecoderHandle
+    private let converter: PictureConverter
+    private let frame: FrameBuffer
+    private let handler: @Sendable (PreviewFrame) -> Void
+    private var nextDue = 0.0
+
+    init(plan: MergePlan.Thumbnails, stream: UnsafeMutablePointer<AVStream>, path: String, handler: @escaping @Sendable (PreviewFrame) -> Void) throws {
+        self.plan = plan
+        self.handler = handler
+        // One thread: each keyframe is decoded alone and drained at once.
+        decoder = try DecoderHandle(stream: stream, path: path, threads: 1)
+        converter = try PictureConverter(path: path, shape: PictureConverter.Shape(
+            scaledWidth: plan.scaledWidth, scaledHeight: plan.scaledHeight, width: plan.width, height: plan.height,
+            rotation: plan.rotation, layout: .rgb))
+        frame = try FrameBuffer()
+    }
+
+    /// Looks at a video packet about to be written, its timestamps on the
+    /// output's timeline in `timeBase`.
+    func offer(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) throws {
+        guard (packet.pointee.flags & AV_PKT_FLAG_KEY) != 0, packet.pointee.pts != noTimestamp else { return }
+        let time = MediaTime(value: Int64(timeBase.num) * packet.pointee.pts, timescale: Int64(max(timeBase.den, 1)))
+        guard time.seconds >= nextDue else { return }
+        decoder.flush()
+        _ = try decoder.send(packet)
+        _ = try decoder.send(nil)
+        guard try decoder.receive(into: frame) == .frame else { return }
+        let shown = time < .zero() ? MediaTime.zero() : time
+        handler(try converter.picture(frame, time: shown))
+        av_frame_unref(frame.pointer)
+        // The next one due a whole spacing after the last due time this one passed.
+        let spacing = max(plan.spacing.seconds, 1e-6)
+        nextDue += ((time.seconds - nextDue) / spacing).rounded(.down) * spacing + spacing
+    }
+}
