@@ -1,4 +1,5 @@
 # The README's two commands: `make demo` and `make test`.
+# `make demo` also draws the contact sheet the README shows (docs/contact-sheet.png).
 DEMO_VIDEO := TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
@@ -17,6 +18,7 @@ demo: build
 	@mkdir -p $(dir $(DEMO_OUT))
 	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
 	.build/release/muxctl probe $(DEMO_OUT)
+	.build/release/muxctl preview --force $(DEMO_VIDEO) --sheet $(dir $(DEMO_OUT))sheet.png --size 160
 
 # The CLI's download tests serve files with python3's http.server.
 test: deps

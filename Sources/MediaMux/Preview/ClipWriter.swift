@@ -301,7 +301,8 @@ private final class AudioTrackEncoder {
     /// Encodes the clip's audio up to `seconds` on the clip's timeline.
     func encode(until seconds: Double, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         let frameSize = Int64(max(encoder.pointee.frame_size, 1))
-        while !inputDone && (samplesEncoded + Int64(av_audio_fifo_size(fifo))) < min(totalSamples, Int64(seconds * Double(rate))) {
+        let wanted = seconds.isFinite ? min(totalSamples, Int64(max(0, seconds) * Double(rate))) : totalSamples
+        while !inputDone && (samplesEncoded + Int64(av_audio_fifo_size(fifo))) < wanted {
             try readMore()
         }
         while Int64(av_audio_fifo_size(fifo)) >= frameSize {

@@ -117,9 +117,13 @@ final class VideoFrameSource {
         MediaTime(value: Int64(timeBase.num) * (timestamp - zero), timescale: Int64(max(timeBase.den, 1)))
     }
 
-    /// The stream timestamp of a time on the video's timeline (rounded down).
+    /// The stream timestamp of a time on the video's timeline, rounded down.
+    /// A thousandth of a tick counts as on the tick: times computed in
+    /// floating point (4 s / 12 * 2.5) land a hair below the frame they name.
     func timestamp(_ seconds: Double) -> Int64 {
-        zero + Int64((seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
+        let ticks = seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))
+        guard ticks.isFinite else { return ticks > 0 ? Int64.max / 2 : zero }
+        return zero + Int64((ticks + 1e-3).rounded(.down))
     }
 
     /// The presentation time of the keyframe at or before `timestamp`, from

@@ -48,6 +48,9 @@ final class FrameReader {
             let time = times[nextMoment]
             nextMoment += 1
             try reach(source.timestamp(time))
+            guard currentTimestamp != nil else {
+                throw MediaMuxError.damaged(path: plan.path, detail: "no picture could be decoded near \(fixedPoint(time, decimals: 3)) s")
+            }
         case .every(let from, let to):
             if !started {
                 started = true

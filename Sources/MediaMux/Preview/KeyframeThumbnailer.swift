@@ -36,8 +36,7 @@ final class KeyframeThumbnailer {
         let shown = time < .zero() ? MediaTime.zero() : time
         handler(try converter.picture(frame, time: shown))
         av_frame_unref(frame.pointer)
-        // The next one due a whole spacing after the last due time this one passed.
-        let spacing = max(plan.spacing.seconds, 1e-6)
-        nextDue += ((time.seconds - nextDue) / spacing).rounded(.down) * spacing + spacing
+        // At least a whole spacing after this one.
+        nextDue = time.seconds + plan.spacing.seconds - 1e-9
     }
 }

@@ -47,6 +47,7 @@ struct PictureSize: Equatable, Sendable {
         let turned = rotation % 180 != 0
         let (uprightWidth, uprightHeight) = turned ? (Double(codedHeight), displayWidth) : (displayWidth, Double(codedHeight))
         let factor: Double
+        let fixedHeight = fixedHeight.map { even ? max(2, $0 / 2 * 2) : $0 }
         if let fixedHeight {
             factor = Double(fixedHeight) / uprightHeight
         } else if let longest {
@@ -59,7 +60,7 @@ struct PictureSize: Equatable, Sendable {
             return max(1, Int(value.rounded()))
         }
         width = side(uprightWidth * factor)
-        height = fixedHeight.map { even ? max(2, $0 / 2 * 2) : $0 } ?? side(uprightHeight * factor)
+        height = fixedHeight ?? side(uprightHeight * factor)
         (scaledWidth, scaledHeight) = turned ? (height, width) : (width, height)
     }
 }

@@ -39,7 +39,8 @@ public enum FrameSelection: Sendable, Equatable {
     case rate(perSecond: Double, from: Double = 0, to: Double? = nil)
     /// The frame shown at each of these times (sorted, repeats dropped).
     case times([Double])
-    /// `count` evenly spaced frames: the first at 0, then every `duration / count` seconds.
+    /// `count` evenly spaced frames, each from the middle of its `1/count` of
+    /// the video: at `(k + 0.5) * duration / count` seconds.
     case evenlySpaced(count: Int)
 }
 
