@@ -19,6 +19,7 @@ demo: build
 	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
 	.build/release/muxctl probe $(DEMO_OUT)
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --sheet $(dir $(DEMO_OUT))sheet.png --size 160
+	.build/release/muxctl preview --force $(DEMO_VIDEO) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
 
 # The CLI's download tests serve files with python3's http.server.
 test: deps

@@ -268,7 +268,8 @@ private final class AudioTrackEncoder {
         if source.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || source.ch_layout.nb_channels == 0 {
             av_channel_layout_default(&sourceLayout, max(source.ch_layout.nb_channels, 1))
         } else {
-            av_channel_layout_copy(&sourceLayout, withUnsafePointer(to: decoder.context.pointee.ch_layout) { $0 })
+            // The copy happens inside the closure: the pointer is valid only there.
+            _ = withUnsafePointer(to: decoder.context.pointee.ch_layout) { av_channel_layout_copy(&sourceLayout, $0) }
         }
         defer { av_channel_layout_uninit(&sourceLayout) }
         try ffmpegCheck(

@@ -22,10 +22,12 @@ final class Scaler {
         let f = frame.pointee
         let key = (f.width, f.height, f.format, Int32(f.colorspace.rawValue), Int32(f.color_range.rawValue))
         if source == nil || source! != key {
-            // Bicubic, as ffmpeg's scale filter; accurate rounding keeps flat areas flat.
+            // Bicubic, as ffmpeg's scale filter. For pictures people look at,
+            // accurate rounding and full chroma; a video encoder gets the fast path.
+            let flags = format == AV_PIX_FMT_YUV420P ? SWS_BICUBIC : SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
             context = sws_getCachedContext(
                 context, f.width, f.height, AVPixelFormat(rawValue: f.format), Int32(width), Int32(height), format,
-                SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+                flags, nil, nil, nil)
             guard let context else {
                 throw MediaMuxError.ffmpeg(operation: "setting up the scaler", path: path, code: -22, message: "unsupported picture format or size")
             }
