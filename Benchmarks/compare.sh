@@ -3,15 +3,17 @@
 # with `cp` of the video as the floor, on a 10-minute 720p30 H.264 file
 # (~450 MB) plus a 10-minute AAC track. Also checks that muxctl's peak memory
 # does not grow with the input: 10-second inputs vs 10-minute inputs.
-# Then runs download.sh (`muxctl download` vs `curl -o` from a local nginx).
+# Then runs download.sh (`muxctl download` vs `curl -o` from a local nginx)
+# and preview.sh (`muxctl preview` thumbnails and clip vs the ffmpeg CLI).
 #
 # Usage: bash Benchmarks/compare.sh [--inputs-only | --merge-only]   (from anywhere)
+#        --merge-only: without download.sh and preview.sh
 # Env:   RUNS=5              timed runs of each command (median is reported)
 #        MAX_RATIO=1.0       fail if median(ours) / median(ffmpeg) is above this
 #        MAX_RSS_MIB=40      fail if ours' peak RSS (10 min input) is above this
 #        MAX_GROWTH_MIB=8    fail if ours' peak RSS grows more than this from 10 s to 10 min
 #        KEEP_OUTPUTS=1      keep the merged outputs in Benchmarks/work/
-#        (download.sh's MAX_DL_* limits, see there)
+#        (download.sh's MAX_DL_* and preview.sh's MAX_THUMB_RATIO, MAX_CLIP_RATIO limits, see there)
 #
 # Inputs are made once into Benchmarks/work/ (ignored by git) and reused.
 set -euo pipefail
@@ -110,11 +112,13 @@ check_max "$M_OURS" "$MAX_RSS_MIB" "muxctl peak RSS $M_OURS MiB > $MAX_RSS_MIB M
 check_max "$GROWTH" "$MAX_GROWTH_MIB" "muxctl peak RSS grows $GROWTH MiB from 10 s to 10 min inputs (> $MAX_GROWTH_MIB MiB)"
 ((STATUS == 0)) && echo "OK"
 
-# ---------------------------------------------------------------- download
+# ---------------------------------------------------------------- download, preview
 if [[ "$MODE" != "--merge-only" ]]; then
-    echo
-    download_status=0
-    bash "$HERE/download.sh" || download_status=$?
-    ((download_status > STATUS)) && STATUS=$download_status
+    for script in download.sh preview.sh; do
+        echo
+        script_status=0
+        bash "$HERE/$script" || script_status=$?
+        ((script_status > STATUS)) && STATUS=$script_status
+    done
 fi
 exit "$STATUS"
