@@ -37,26 +37,6 @@ static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
 // FF_QP2LAMBDA is a macro; JPEG quality is a quantiser times this.
 static inline int CFFmpeg_FF_QP2LAMBDA(void) { return FF_QP2LAMBDA; }
 
-// A decoded frame's duration moved from pkt_duration to duration in
-// libavutil 57.30 (FFmpeg 6.0); pkt_duration was removed in 7.0.
-static inline int64_t CFFmpeg_frame_duration(const AVFrame *frame) {
-#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
-    return frame->duration;
-#else
-    return frame->pkt_duration;
-#endif
-}
-
-// Whether a decoded frame is a keyframe: a flag from libavutil 58.7 (6.1),
-// a field before (removed in 7.0).
-static inline int CFFmpeg_frame_is_key(const AVFrame *frame) {
-#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
-    return (frame->flags & AV_FRAME_FLAG_KEY) != 0;
-#else
-    return frame->key_frame;
-#endif
-}
-
 static inline uint32_t CFFmpeg_MKTAG(char a, char b, char c, char d) {
     return MKTAG(a, b, c, d);
 }

@@ -92,17 +92,25 @@ extension MuxCtl {
                     audioPath = result.path
                     fetched = result
                 }
-                let merged = try await MediaMux.merge(
-                    video: video, audio: audioPath, output: output, options: options,
-                    progress: { progress in
-                        bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
-                    },
-                    preview: previewHandler)
-                try thumbnails?.check()
-                return (merged, fetched)
+                do {
+                    let merged = try await MediaMux.merge(
+                        video: video, audio: audioPath, output: output, options: options,
+                        progress: { progress in
+                            bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
+                        },
+                        preview: previewHandler)
+                    return (merged, fetched)
+                } catch {
+                    // No output, so no thumbnails of it either.
+                    thumbnails?.discard()
+                    throw error
+                }
             }
             bar?.clear()
-            if !common.quiet { fetched?.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
+            if !common.quiet {
+                let warnings = (fetched?.warnings ?? []) + report.warnings + (thumbnails?.failure.map { ["thumbnails stopped: \($0)"] } ?? [])
+                warnings.forEach { writeToStandardError("warning: \($0)\n") }
+            }
             let images = thumbnails?.written ?? []
             if common.json {
                 var summary = MergeSummary(report)
@@ -159,39 +167,49 @@ extension String {
     }
 }
 
-/// Writes the thumbnails a merge hands out; the first failure is kept and
-/// reported after the merge, and the thumbnails written are then removed.
+/// Writes the thumbnails a merge hands out. An existing thumbnail is
+/// refused before the merge starts (unless --force); a write that fails
+/// later stops the thumbnails with a warning, since the merge itself is fine;
+/// a merge that fails takes its thumbnails with it.
 final class ThumbnailWriter: Sendable {
     let folder: String
     let overwrite: Bool
-    private let state = Mutex<(written: [WrittenImage], failure: MediaMuxError?)>(([], nil))
+    private let state = Mutex<(written: [WrittenImage], failure: String?, madeFolder: Bool)>(([], nil, false))
 
     init(folder: String, overwrite: Bool) {
         self.folder = folder
         self.overwrite = overwrite
     }
 
-    func prepare() throws { try MediaMux.makeImageFolder(folder) }
+    func prepare() throws {
+        let existed = isFolder(folder)
+        try MediaMux.makeImageFolder(folder)
+        state.withLock { $0.madeFolder = !existed }
+        if !overwrite, let taken = listFolder(folder).first(where: { $0.hasPrefix("frame-") && $0.hasSuffix(".png") }) {
+            throw MediaMuxError.outputExists(path: folder + "/" + taken)
+        }
+    }
 
     func write(_ frame: PreviewFrame) {
         let number = state.withLock { $0.failure == nil ? $0.written.count + 1 : nil }
         guard let number else { return }
-        let path = folder + "/" + MediaMux.frameFileName(number: number, of: nil, time: frame.time, format: .png)
+        let path = folder + "/" + MediaMux.frameFileName(number: number, of: 9999, time: frame.time, format: .png)
         do {
             let image = try MediaMux.writeImage(frame, to: path, format: .png, overwrite: overwrite)
             state.withLock { $0.written.append(image) }
         } catch {
-            state.withLock { $0.failure = $0.failure ?? (error as? MediaMuxError) ?? .outputNotWritable(path: path, reason: "\(error)") }
+            let message = (error as? MediaMuxError)?.description ?? "\(path): \(error)"
+            state.withLock { $0.failure = $0.failure ?? message }
         }
     }
 
     var written: [WrittenImage] { state.withLock { $0.written } }
+    var failure: String? { state.withLock { $0.failure } }
 
-    /// Throws the first failure, after removing what was written.
-    func check() throws {
-        let (written, failure) = state.withLock { ($0.written, $0.failure) }
-        guard let failure else { return }
+    /// Removes what was written (and the folder, if this made it).
+    func discard() {
+        let (written, madeFolder) = state.withLock { ($0.written, $0.madeFolder) }
         for image in written { _ = unlinkFile(image.path) }
-        throw failure
+        if madeFolder { _ = removeEmptyFolder(folder) }
     }
 }

@@ -25,13 +25,13 @@ extension MuxCtl {
         @Option(help: "Evenly spaced frames (default 12).") var frames: Int?
         @Option(help: ArgumentHelp("Frames at these times in seconds, comma-separated.", valueName: "t1,t2,...")) var at: String?
         @Option(help: ArgumentHelp("A frame every this many seconds.", valueName: "seconds")) var every: Double?
-        @Option(help: "Longest side of each frame in pixels.") var size: Int = 320
-        @Option(help: "Image format of the frames: png or jpeg.") var format: ImageFormat = .png
+        @Option(help: "Longest side of each frame (or sheet tile) in pixels (default 320).") var size: Int?
+        @Option(help: "Image format of the frames: png or jpeg (default png).") var format: ImageFormat?
         @Option(help: "Columns of the contact sheet (default: about as many as rows).") var columns: Int?
 
-        @Option(help: "Clip: where it starts, in seconds.") var start: Double = 0
-        @Option(help: "Clip: its length in seconds.") var seconds: Double = 5
-        @Option(help: "Clip: picture height in pixels (the width follows the aspect ratio).") var height: Int = 360
+        @Option(help: "Clip: where it starts, in seconds (default 0).") var start: Double?
+        @Option(help: "Clip: its length in seconds (default 5).") var seconds: Double?
+        @Option(help: "Clip: picture height in pixels, the width following the aspect ratio (default 360).") var height: Int?
 
         @Flag(name: [.customShort("y"), .long], help: "Overwrite files that exist.") var force = false
         @OptionGroup var common: CommonOptions
@@ -45,15 +45,18 @@ extension MuxCtl {
                 throw ValidationError("--frames, --at, --every and --columns do not apply to --clip")
             }
             if sheet != nil, at != nil || every != nil { throw ValidationError("a contact sheet takes --frames, not --at or --every") }
-            if out != nil, columns != nil { throw ValidationError("--columns applies to --sheet only") }
-            if let frames, frames < 1 { throw ValidationError("--frames must be 1 or more") }
-            if let every, !(every > 0) { throw ValidationError("--every must be more than 0 seconds") }
-            if size < 1 || size > 8192 { throw ValidationError("--size must be between 1 and 8192") }
-            if clip != nil {
-                if !(start >= 0) { throw ValidationError("--start must be 0 or more") }
-                if !(seconds > 0) { throw ValidationError("--seconds must be more than 0") }
-                if height < 2 || height > 4320 { throw ValidationError("--height must be between 2 and 4320") }
+            if sheet == nil, columns != nil { throw ValidationError("--columns applies to --sheet only") }
+            if out == nil, format != nil { throw ValidationError("--format applies to --out only (a sheet is PNG, a clip MP4)") }
+            if clip != nil, size != nil { throw ValidationError("--size does not apply to --clip; use --height") }
+            if clip == nil, start != nil || seconds != nil || height != nil {
+                throw ValidationError("--start, --seconds and --height apply to --clip only")
             }
+            if let frames, frames < 1 { throw ValidationError("--frames must be 1 or more") }
+            if let every, !(every > 0 && every.isFinite) { throw ValidationError("--every must be more than 0 seconds") }
+            if let size, size < 1 || size > 8192 { throw ValidationError("--size must be between 1 and 8192") }
+            if let start, !(start >= 0 && start.isFinite) { throw ValidationError("--start must be 0 or more") }
+            if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be more than 0") }
+            if let height, height < 2 || height > 4320 { throw ValidationError("--height must be between 2 and 4320") }
             _ = try times()
         }
 
@@ -77,13 +80,13 @@ extension MuxCtl {
             }
             let summary: PreviewSummary
             if let clip {
-                let options = PreviewClipOptions(start: start, seconds: seconds, height: height)
+                let options = PreviewClipOptions(start: start ?? 0, seconds: seconds ?? 5, height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
                     try await MediaMux.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
                 }
                 summary = PreviewSummary(clip: report)
             } else if let sheet {
-                let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size)
+                let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size ?? 320)
                 let image = try await runReportingErrors { [input, force] in
                     try await MediaMux.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
                 }
@@ -97,8 +100,9 @@ extension MuxCtl {
                 } else {
                     selection = .evenlySpaced(count: frames ?? 12)
                 }
-                let options = FrameOptions(selection: selection, size: size)
-                let images = try await runReportingErrors { [input, out, format, force] in
+                let options = FrameOptions(selection: selection, size: size ?? 320)
+                let format = self.format ?? .png
+                let images = try await runReportingErrors { [input, out, force] in
                     try await MediaMux.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
                 }
                 summary = PreviewSummary(images: images, kind: "frames")

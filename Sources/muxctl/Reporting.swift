@@ -138,3 +138,22 @@ func writeToStandardError(_ text: String) {
 }
 
 func unlinkFile(_ path: String) -> Bool { unlink(path) == 0 }
+
+func removeEmptyFolder(_ path: String) -> Bool { rmdir(path) == 0 }
+
+func isFolder(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+}
+
+/// The names in a folder (hidden ones included), sorted; empty when unreadable.
+func listFolder(_ path: String) -> [String] {
+    guard let folder = opendir(path) else { return [] }
+    defer { closedir(folder) }
+    var names: [String] = []
+    while let entry = readdir(folder) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+}

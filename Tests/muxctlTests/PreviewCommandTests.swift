@@ -161,6 +161,10 @@ struct PreviewCommandTests {
         ["preview", "TestMedia/h264_rot90.mp4", "--out", "x", "--at", "1,abc"],
         ["preview", "TestMedia/h264_rot90.mp4", "--clip", "x.mp4", "--frames", "3"],
         ["preview", "TestMedia/h264_rot90.mp4", "--out", "x", "--size", "0"],
+        ["preview", "TestMedia/h264_rot90.mp4", "--sheet", "x.png", "--format", "jpeg"],
+        ["preview", "TestMedia/h264_rot90.mp4", "--out", "x", "--seconds", "2"],
+        ["preview", "TestMedia/h264_rot90.mp4", "--clip", "x.mp4", "--size", "100"],
+        ["merge", "TestMedia/h264_rot90.mp4", "TestMedia/aac_7s.m4a", "x.mp4", "--preview-every", "1"],
     ])
     func usage(_ arguments: [String]) async throws {
         let result = try await MuxCtl.run(arguments)
@@ -181,5 +185,33 @@ struct PreviewCommandTests {
         #expect(result.firstErrorLine.contains(taken), "\(result)")
         #expect(Scratch.list(folder) == ["frame-02-1.000s.png"])
         #expect(FileManager.default.contents(atPath: taken) == Data("keep me".utf8))
+    }
+
+    @Test("merge --preview refuses existing thumbnails before merging")
+    func mergePreviewExisting() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.output("thumbs")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let taken = folder + "/frame-0001-0.000s.png"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: taken))
+        let result = try await MuxCtl.run([
+            "merge", MuxCtl.fixture("h264_frame_index.mp4"), MuxCtl.fixture("aac_7s.m4a"), scratch.output("m.mp4"), "--preview", folder,
+        ])
+        #expect(result.exited && result.status == 2, "\(result)")
+        #expect(result.firstErrorLine.contains(taken), "\(result)")
+        #expect(scratch.outputFolder == ["thumbs"])
+        #expect(Scratch.list(folder) == ["frame-0001-0.000s.png"])
+    }
+
+    @Test("a failed merge leaves no thumbnails and no folder it made")
+    func mergePreviewFailure() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run([
+            "merge", MuxCtl.fixture("truncated_h264.mp4"), MuxCtl.fixture("aac_7s.m4a"), scratch.output("m.mp4"),
+            "--preview", scratch.output("thumbs"),
+        ])
+        expectCleanFailure(result, status: 1, naming: MuxCtl.fixture("truncated_h264.mp4"), scratch: scratch)
     }
 }

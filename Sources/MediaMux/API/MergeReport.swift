@@ -32,4 +32,6 @@ public struct MergeReport: Sendable, Equatable {
     public var fileBytes: Int
     public var elapsedSeconds: Double
     public var movieHeader: MergePlan.MovieHeaderPlacement
+    /// What went wrong on the side without failing the merge (thumbnails).
+    public var warnings: [String] = []
 }

@@ -20,18 +20,19 @@ extension MediaMux {
         try await runBlocking { flag in
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.framePlan(info, options: options)
-            try prepareFolder(folder)
+            let madeFolder = try prepareFolder(folder)
             let reader = try FrameReader(plan: plan, cancellation: flag)
             let encoder = ImageEncoder(format: format)
             var written: [WrittenImage] = []
             do {
                 while let frame = try reader.next() {
-                    let name = frameFileName(number: written.count + 1, of: plan.frameCount, time: frame.time, format: format)
+                    let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
                     written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
                     progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
                 }
             } catch {
                 for image in written { unlink(image.path) }
+                if madeFolder { rmdir(folder) }
                 throw error
             }
             return written
@@ -46,18 +47,17 @@ extension MediaMux {
     ) async throws -> WrittenImage {
         try await runBlocking { flag in
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
-            let grid = try PreviewPlanner.sheetColumns(frames: options.frames, columns: options.columns)
             let info = try Prober(cancellation: flag).probe(path: path)
-            let plan = try PreviewPlanner.framePlan(
-                info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
-            let reader = try FrameReader(plan: plan, cancellation: flag)
-            var frames: [PreviewFrame] = []
+            let plan = try PreviewPlanner.sheetPlan(info, options: options)
+            let reader = try FrameReader(plan: plan.frames, cancellation: flag)
+            var drawing = SheetDrawing(layout: plan.layout)
+            var done = 0
             while let frame = try reader.next() {
-                frames.append(frame)
-                progress?(PreviewProgress(done: frames.count, total: options.frames))
+                drawing.add(frame)
+                done += 1
+                progress?(PreviewProgress(done: done, total: options.frames))
             }
-            let layout = SheetLayout(columns: grid.columns, rows: grid.rows, tileWidth: plan.width, tileHeight: plan.height)
-            let sheet = drawSheet(frames, layout: layout).frame
+            let sheet = drawing.canvas.frame
             let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
             let size = try commit(bytes, to: output, overwrite: overwrite)
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
@@ -104,19 +104,21 @@ func commit(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int 
     }
 }
 
-/// A folder for images: made when missing (its parent must exist).
-func prepareFolder(_ folder: String) throws {
+/// A folder for images: made when missing (its parent must exist). True
+/// when this call made it.
+@discardableResult
+func prepareFolder(_ folder: String) throws -> Bool {
     var info = stat()
     if stat(folder, &info) == 0 {
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw MediaMuxError.outputNotWritable(path: folder, reason: "not a folder")
         }
-        return
+        return false
     }
-    guard mkdir(folder, 0o755) == 0 || errno == EEXIST else {
-        if errno == ENOENT { throw MediaMuxError.outputDirectoryMissing(path: folder) }
-        throw MediaMuxError.outputNotWritable(path: folder, reason: systemErrorText())
-    }
+    if mkdir(folder, 0o755) == 0 { return true }
+    if errno == EEXIST { return false }
+    if errno == ENOENT { throw MediaMuxError.outputDirectoryMissing(path: folder) }
+    throw MediaMuxError.outputNotWritable(path: folder, reason: systemErrorText())
 }
 
 /// Checks an output file's name and place before any work starts.

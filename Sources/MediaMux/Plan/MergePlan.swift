@@ -59,13 +59,16 @@ public struct MergePlan: Sendable, Equatable {
     public var movieTimescale: Int64
     /// Media time of one interleaving chunk: the remuxer alternates tracks every this long.
     public var interleaveWindow: MediaTime
-    /// Keyframe thumbnails, made when the merge is given a preview handler.
-    public var thumbnails: Thumbnails
+    /// Keyframe thumbnails, made when the merge is given a preview handler
+    /// (none for a video without a picture size).
+    public var thumbnails: Thumbnails?
 
     /// Which keyframes become thumbnails and how they look: upright as the
     /// output is shown (its written rotation), at most one per `spacing`.
     public struct Thumbnails: Sendable, Equatable {
         public var spacing: MediaTime
+        /// At most this many (9999, so that four-digit names sort).
+        public var most: Int
         public var width: Int
         public var height: Int
         /// The size before the turn, as the scaler makes it.

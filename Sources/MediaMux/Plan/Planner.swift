@@ -47,6 +47,10 @@ public struct MergePlanner: Sendable {
         if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
 
         let videoStream = try Self.pick(.video, from: videoInfo, videoInfo.videoStreams, options.videoStream)
+        // MP4 needs the picture size in the track; a sample entry without one is damaged.
+        guard (videoStream.width ?? 0) > 0, (videoStream.height ?? 0) > 0 else {
+            throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
+        }
         let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
         for stream in [videoStream, audioStream] where !canStore(stream.codec, container) {
             throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
@@ -86,21 +90,23 @@ public struct MergePlanner: Sendable {
             thumbnails: try Self.thumbnails(options.thumbnails, video: videoStream, rotation: rotation.degrees, end: end))
     }
 
-    /// Thumbnails spaced `every` seconds apart, or a twelfth of the output.
-    static func thumbnails(_ options: ThumbnailOptions, video: StreamInfo, rotation: Int, end: MediaTime) throws -> MergePlan.Thumbnails {
+    /// Thumbnails spaced `every` seconds apart, or a twelfth of the output;
+    /// none for a video that declares no picture size.
+    static func thumbnails(_ options: ThumbnailOptions, video: StreamInfo, rotation: Int, end: MediaTime) throws -> MergePlan.Thumbnails? {
         guard (1...PreviewPlanner.largestSide).contains(options.size) else {
             throw MediaMuxError.invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(options.size)")
         }
         if let every = options.every, !(every > 0 && every.isFinite) {
             throw MediaMuxError.invalidOption("thumbnails must be more than 0 seconds apart, not \(every)")
         }
-        let spacing = options.every.map { MediaTime(value: Int64(($0 * 1000).rounded()), timescale: 1000) }
-            ?? MediaTime(value: end.value, timescale: end.timescale.multipliedReportingOverflow(by: 12).overflow ? end.timescale : end.timescale * 12)
-        let size = PictureSize(
-            codedWidth: video.width ?? 0, codedHeight: video.height ?? 0, aspect: video.pixelAspect,
-            rotation: rotation, longest: options.size)
+        guard let width = video.width, let height = video.height, width > 0, height > 0 else { return nil }
+        // Whole milliseconds, from 1 ms to about 11 days: beyond that, one thumbnail.
+        let every = min(max(options.every ?? end.seconds / 12, 0.001), 1e9)
+        let spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
+        let size = PictureSize(codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: rotation, longest: options.size)
+        let most = min(9999, Int(end.seconds / every) + 1)
         return MergePlan.Thumbnails(
-            spacing: spacing, width: size.width, height: size.height,
+            spacing: spacing, most: most, width: size.width, height: size.height,
             scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, rotation: rotation)
     }
 

@@ -19,79 +19,80 @@ final class ClipWriter {
     func run() throws -> PreviewClipReport {
         let temporary = TemporaryOutput(finalPath: plan.output)
         do {
-            let report = try write(to: temporary.path)
+            let written = try write(to: temporary.path)
             let bytes = try temporary.commit(overwrite: plan.overwrite)
             return PreviewClipReport(
-                output: plan.output, start: report.start, duration: report.duration, width: plan.frames.width,
-                height: plan.frames.height, videoFrames: report.frames, hasAudio: plan.audio != nil, bytes: bytes)
+                output: plan.output, start: MediaTime(value: Self.ticks(plan.start), timescale: 90000),
+                duration: MediaTime(value: Self.ticks(plan.duration), timescale: 90000), width: plan.frames.width,
+                height: plan.frames.height, videoFrames: written.frames, hasAudio: written.audioSamples > 0, bytes: bytes)
         } catch {
             temporary.discard()
             throw error
         }
     }
 
-    private func write(to path: String) throws -> (start: MediaTime, duration: MediaTime, frames: Int) {
+    private static func ticks(_ seconds: Double) -> Int64 { Int64((seconds * 90000).rounded()) }
+
+    private func write(to path: String) throws -> (frames: Int, audioSamples: Int64) {
         let reader = try FrameReader(plan: plan.frames, cancellation: cancellation)
         let muxer = try MuxerHandle(path: path, reportedPath: plan.output, muxer: "mp4")
         let video = try VideoEncoder(plan: plan, frameRate: reader.frameRate, globalHeaders: muxer.wantsGlobalHeaders)
-        let videoStream = try muxer.addStream(encodedBy: video.context)
+        let videoIndex = try muxer.addStream(encodedBy: video.context).pointee.index
         var audio: AudioTrackEncoder?
-        var audioStream: UnsafeMutablePointer<AVStream>?
+        var audioIndex: Int32 = -1
         if let part = plan.audio {
             let made = try AudioTrackEncoder(plan: plan, audio: part, cancellation: cancellation, globalHeaders: muxer.wantsGlobalHeaders)
-            audioStream = try muxer.addStream(encodedBy: made.encoder)
+            audioIndex = try muxer.addStream(encodedBy: made.context).pointee.index
             audio = made
         }
         try muxer.open(options: ["movflags": "+faststart"])
 
-        let videoIndex = videoStream.pointee.index
-        let writeVideo: (UnsafeMutablePointer<AVPacket>) throws -> Void = { packet in
-            packet.pointee.stream_index = videoIndex
-            av_packet_rescale_ts(packet, Self.videoTimeBase, muxer.stream(Int(videoIndex)).pointee.time_base)
-            try muxer.writeInterleaved(packet)
+        func writer(_ index: Int32, from timeBase: AVRational) -> (UnsafeMutablePointer<AVPacket>) throws -> Void {
+            { packet in
+                packet.pointee.stream_index = index
+                av_packet_rescale_ts(packet, timeBase, muxer.stream(Int(index)).pointee.time_base)
+                try muxer.writeInterleaved(packet)
+            }
         }
-        let writeAudio: (UnsafeMutablePointer<AVPacket>) throws -> Void = { packet in
-            guard let audioStream else { return }
-            packet.pointee.stream_index = audioStream.pointee.index
-            av_packet_rescale_ts(packet, AVRational(num: 1, den: Int32(self.plan.audio?.sampleRate ?? 1)), muxer.stream(Int(audioStream.pointee.index)).pointee.time_base)
-            try muxer.writeInterleaved(packet)
-        }
+        let writeVideo = writer(videoIndex, from: Self.videoTimeBase)
+        let writeAudio = writer(audioIndex, from: AVRational(num: 1, den: Int32(plan.audio?.sampleRate ?? 1)))
 
-        let clipEnd = seconds(plan.duration)
+        let clipEnd = Self.ticks(plan.duration)
         let expected = max(1, Int(plan.duration * (reader.frameRate.map { Double($0.num) / Double($0.den) } ?? 30)))
         var frames = 0
-        // A frame is encoded once the next one tells how long it is shown.
-        var held: (ticks: Int64, picture: FrameBuffer)?
-        var spare = try FrameBuffer()
+        // A frame is encoded once the next one tells how long it is shown;
+        // two pictures take turns holding it.
+        var pictures = [try FrameBuffer(), try FrameBuffer()]
+        var held: Int64?
         let turner = try UprightYUV(plan: plan.frames)
-        while let (frame, time) = try reader.nextDecoded() {
-            let ticks = max(0, seconds((time.seconds - plan.start)))
-            if let previous = held {
-                guard ticks > previous.ticks else { continue }
-                // Audio first up to this point, so the muxer's queue stays short.
-                try audio?.encode(until: Double(previous.ticks) / 90000 + 0.5, write: writeAudio)
-                try video.encode(previous.picture, pts: previous.ticks, duration: ticks - previous.ticks, write: writeVideo)
-                frames += 1
-                progress?(PreviewProgress(done: frames, total: expected))
-                spare = previous.picture
-            }
-            guard ticks < clipEnd else { break }
-            try turner.convert(frame, into: spare)
-            held = (ticks, spare)
-            spare = try FrameBuffer()
-        }
-        if let last = held, last.ticks < clipEnd {
-            try video.encode(last.picture, pts: last.ticks, duration: clipEnd - last.ticks, write: writeVideo)
+        func encodeHeld(until end: Int64) throws {
+            guard let start = held else { return }
+            // Audio first up to this point, so the muxer's queue stays short.
+            try audio?.encode(until: Double(start) / 90000 + 0.5, write: writeAudio)
+            try video.encode(pictures[0], pts: start, duration: end - start, write: writeVideo)
             frames += 1
+            progress?(PreviewProgress(done: frames, total: expected))
+            pictures.swapAt(0, 1)
         }
+        while let (frame, time) = try reader.nextDecoded() {
+            // The frame shown at the start may begin before it: the clip shows it from 0.
+            let ticks = max(0, Self.ticks(time.seconds - plan.start))
+            if let previous = held, ticks <= previous { continue }
+            guard ticks < clipEnd else { break }
+            try turner.convert(frame, into: pictures[1])
+            if held != nil { try encodeHeld(until: ticks) } else { pictures.swapAt(0, 1) }
+            held = ticks
+        }
+        guard held != nil else {
+            throw MediaMuxError.damaged(path: plan.input, detail: "no picture could be decoded after \(fixedPoint(plan.start, decimals: 3)) s")
+        }
+        try encodeHeld(until: clipEnd)
         try video.finish(write: writeVideo)
         try audio?.encode(until: .infinity, write: writeAudio)
         try audio?.finish(write: writeAudio)
         try muxer.finish()
-        return (MediaTime(value: Int64((plan.start * 90000).rounded()), timescale: 90000), MediaTime(value: clipEnd, timescale: 90000), frames)
+        return (frames, audio?.sourceSamples ?? 0)
     }
-
-    private func seconds(_ value: Double) -> Int64 { Int64((value * 90000).rounded()) }
 }
 
 /// Scales decoded frames into 4:2:0 of the planned size and turns them upright.
@@ -110,9 +111,9 @@ private final class UprightYUV {
     func convert(_ frame: FrameBuffer, into target: FrameBuffer) throws {
         av_frame_unref(target.pointer)
         try allocate(target, width: plan.width, height: plan.height, path: plan.path)
-        target.pointer.pointee.color_primaries = frame.pointer.pointee.color_primaries
-        target.pointer.pointee.color_trc = frame.pointer.pointee.color_trc
-        target.pointer.pointee.colorspace = frame.pointer.pointee.colorspace
+        target.pointer.pointee.color_primaries = AVCOL_PRI_BT709
+        target.pointer.pointee.color_trc = AVCOL_TRC_BT709
+        target.pointer.pointee.colorspace = AVCOL_SPC_BT709
         target.pointer.pointee.color_range = AVCOL_RANGE_MPEG
         if plan.rotation == 0 {
             try scaler.scale(frame.pointer, into: planes(target), strides: strides(target), path: plan.path)
@@ -140,181 +141,146 @@ private final class UprightYUV {
     }
 }
 
-/// libx264 through libavcodec.
+/// libx264 through libavcodec, BT.709 limited range (what the scaler makes).
 private final class VideoEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    private let packet: PacketBuffer
-    private let path: String
+    private let encoder: EncoderHandle
     /// Durations of the frames sent, by presentation time, for their packets.
     private var durations: [Int64: Int64] = [:]
 
+    var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+
     init(plan: ClipPlan, frameRate: AVRational?, globalHeaders: Bool) throws {
-        path = plan.output
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw MediaMuxError.ffmpeg(operation: "finding the libx264 encoder", path: plan.output, code: -38, message: "this FFmpeg was built without libx264")
         }
-        guard let made = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating an encoder", path: plan.output, code: -12, message: "out of memory")
-        }
-        context = made
-        packet = try PacketBuffer()
+        encoder = try EncoderHandle(codec: codec, path: plan.output)
+        let made = encoder.context
         made.pointee.width = Int32(plan.frames.width)
         made.pointee.height = Int32(plan.frames.height)
         made.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         made.pointee.time_base = AVRational(num: 1, den: 90000)
         if let frameRate { made.pointee.framerate = frameRate }
         made.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        made.pointee.colorspace = AVCOL_SPC_BT709
+        made.pointee.color_primaries = AVCOL_PRI_BT709
+        made.pointee.color_trc = AVCOL_TRC_BT709
+        made.pointee.color_range = AVCOL_RANGE_MPEG
         made.pointee.thread_count = 0
         if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        var options: OpaquePointer?
-        av_dict_set(&options, "preset", plan.preset, 0)
-        av_dict_set(&options, "crf", String(plan.crf), 0)
-        defer { av_dict_free(&options) }
-        let code = avcodec_open2(made, codec, &options)
+        let code = encoder.open(options: [("preset", plan.preset), ("crf", String(plan.crf))])
         if code < 0 {
-            throw MediaMuxError.invalidOption("\(plan.output): libx264 refused the settings (preset \(plan.preset), crf \(plan.crf)): \(ffmpegErrorText(code))")
+            throw MediaMuxError.ffmpeg(
+                operation: "opening libx264 for \(plan.frames.width)x\(plan.frames.height), preset \(plan.preset), crf \(plan.crf)",
+                path: plan.output, code: code, message: ffmpegErrorText(code))
         }
-    }
-
-    deinit {
-        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomed)
     }
 
     func encode(_ frame: FrameBuffer, pts: Int64, duration: Int64, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         frame.pointer.pointee.pts = pts
         frame.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
         durations[pts] = duration
-        try ffmpegCheck(avcodec_send_frame(context, frame.pointer), "encoding video", path: path)
-        try drain(write)
+        try encoder.encode(frame.pointer, what: "video") { packet in
+            try self.stamp(packet)
+            try write(packet)
+        }
     }
 
     func finish(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try ffmpegCheck(avcodec_send_frame(context, nil), "encoding video", path: path)
-        try drain(write)
+        try encoder.encode(nil, what: "video") { packet in
+            try self.stamp(packet)
+            try write(packet)
+        }
     }
 
-    private func drain(_ write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        while true {
-            let code = avcodec_receive_packet(context, packet.pointer)
-            if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
-            try ffmpegCheck(code, "encoding video", path: path)
-            packet.pointer.pointee.duration = durations.removeValue(forKey: packet.pointer.pointee.pts) ?? 0
-            try write(packet.pointer)
-            av_packet_unref(packet.pointer)
-        }
+    private func stamp(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        packet.pointee.duration = durations.removeValue(forKey: packet.pointee.pts) ?? 0
     }
 }
 
 /// The clip's audio: decoded from its own reader of the input, resampled to
 /// the planned rate and layout, cut to the clip's span to the sample, AAC.
+/// A track that starts after the clip does gets silence before it, so that
+/// it starts with the picture.
 private final class AudioTrackEncoder {
-    let encoder: UnsafeMutablePointer<AVCodecContext>
     private let plan: ClipPlan
     private let demuxer: DemuxerHandle
     private let decoder: DecoderHandle
-    private let streamIndex: Int
-    private let timeBase: AVRational
-    private let resampler: OpaquePointer
-    private let fifo: OpaquePointer
+    private let encoder: EncoderHandle
+    private let resampler: Resampler
+    private let queue: SampleQueue
     private let packet: PacketBuffer
     private let decoded: FrameBuffer
-    private let chunk: FrameBuffer
     private let cancellation: CancellationFlag
-    private let rate: Int
-    /// The clip's sample count, and how many samples went in so far (the position of the next one).
+    private let streamIndex: Int
+    private let timeBase: AVRational
+    private let rate: Int32
+    private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
+    /// The clip's length in samples.
     private let totalSamples: Int64
-    private var samplesIn: Int64 = 0
-    private var samplesEncoded: Int64 = 0
-    /// Where the resampler's output starts on the clip's timeline, in samples (set by the first frame).
+    /// Where the resampled output begins on the clip's timeline, in samples (from the first frame).
     private var firstSample: Int64?
-    private var resampledOut: Int64 = 0
+    private var resampled: Int64 = 0
+    private var queued: Int64 = 0
+    private var encodedSamples: Int64 = 0
     private var inputDone = false
-    private var zeroSeconds: Double
+
+    var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+    /// Samples of the source in the clip (silence not counted).
+    private(set) var sourceSamples: Int64 = 0
 
     init(plan: ClipPlan, audio: ClipPlan.Audio, cancellation: CancellationFlag, globalHeaders: Bool) throws {
         self.plan = plan
         self.cancellation = cancellation
-        rate = audio.sampleRate
+        rate = Int32(audio.sampleRate)
         totalSamples = Int64((plan.duration * Double(audio.sampleRate)).rounded())
-        zeroSeconds = plan.frames.zero.seconds
         demuxer = try DemuxerHandle(path: plan.input, cancellation: cancellation)
         let stream = try demuxer.plannedStream(audio.streamIndex, kind: .audio)
         streamIndex = audio.streamIndex
         timeBase = stream.pointee.time_base
-        for index in 0..<demuxer.streamCount where index != audio.streamIndex {
-            demuxer.stream(index).pointee.discard = AVDISCARD_ALL
-        }
+        demuxer.keepOnly(audio.streamIndex)
         decoder = try DecoderHandle(stream: stream, path: plan.input, threads: 1)
         packet = try PacketBuffer()
         decoded = try FrameBuffer()
-        chunk = try FrameBuffer()
 
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC), let made = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.ffmpeg(operation: "setting up the AAC encoder", path: plan.output, code: -38, message: "no AAC encoder")
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: plan.output, code: -38, message: "this FFmpeg has none")
         }
-        encoder = made
+        encoder = try EncoderHandle(codec: codec, path: plan.output)
+        let made = encoder.context
         made.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        made.pointee.sample_rate = Int32(audio.sampleRate)
+        made.pointee.sample_rate = rate
         av_channel_layout_default(&made.pointee.ch_layout, Int32(audio.channels))
         made.pointee.bit_rate = Int64(plan.audioBitRate)
-        made.pointee.time_base = AVRational(num: 1, den: Int32(audio.sampleRate))
+        made.pointee.time_base = AVRational(num: 1, den: rate)
         if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        try ffmpegCheck(avcodec_open2(made, codec, nil), "opening the AAC encoder", path: plan.output)
-
-        var swr: OpaquePointer?
-        let source = decoder.context.pointee
-        var sourceLayout = AVChannelLayout()
-        if source.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || source.ch_layout.nb_channels == 0 {
-            av_channel_layout_default(&sourceLayout, max(source.ch_layout.nb_channels, 1))
-        } else {
-            // The copy happens inside the closure: the pointer is valid only there.
-            _ = withUnsafePointer(to: decoder.context.pointee.ch_layout) { av_channel_layout_copy(&sourceLayout, $0) }
-        }
-        defer { av_channel_layout_uninit(&sourceLayout) }
-        try ffmpegCheck(
-            swr_alloc_set_opts2(&swr, &made.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, Int32(audio.sampleRate),
-                                &sourceLayout, source.sample_fmt, source.sample_rate, 0, nil),
-            "setting up the resampler", path: plan.input)
-        guard let swr else { throw MediaMuxError.ffmpeg(operation: "setting up the resampler", path: plan.input, code: -12, message: "out of memory") }
-        resampler = swr
-        try ffmpegCheck(swr_init(swr), "setting up the resampler", path: plan.input)
-        guard let queue = av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, Int32(audio.channels), 4096) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating audio", path: plan.input, code: -12, message: "out of memory")
-        }
-        fifo = queue
+        let code = encoder.open()
+        try ffmpegCheck(code, "opening the AAC encoder", path: plan.output)
+        resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: plan.input)
+        queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(audio.channels), path: plan.input)
 
         // Start at the clip's start: every audio packet is a keyframe.
-        let target = Int64(((zeroSeconds + plan.start) * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
         if plan.start > 0 {
+            let seconds = plan.frames.zero.seconds + plan.start
+            let target = Int64((seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
             _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
         }
     }
 
-    deinit {
-        var doomed: UnsafeMutablePointer<AVCodecContext>? = encoder
-        avcodec_free_context(&doomed)
-        var swr: OpaquePointer? = resampler
-        swr_free(&swr)
-        av_audio_fifo_free(fifo)
-    }
-
-    /// Encodes the clip's audio up to `seconds` on the clip's timeline.
+    /// Encodes the clip's audio up to `seconds` on the clip's timeline (all of it for infinity).
     func encode(until seconds: Double, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let frameSize = Int64(max(encoder.pointee.frame_size, 1))
         let wanted = seconds.isFinite ? min(totalSamples, Int64(max(0, seconds) * Double(rate))) : totalSamples
-        while !inputDone && (samplesEncoded + Int64(av_audio_fifo_size(fifo))) < wanted {
+        while !inputDone && encodedSamples + Int64(queue.count) < wanted {
             try readMore()
         }
-        while Int64(av_audio_fifo_size(fifo)) >= frameSize {
+        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
+        while queue.count >= frameSize {
             try encodeChunk(Int32(frameSize), write: write)
         }
     }
 
     func finish(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        if av_audio_fifo_size(fifo) > 0 { try encodeChunk(av_audio_fifo_size(fifo), write: write) }
-        try ffmpegCheck(avcodec_send_frame(encoder, nil), "encoding audio", path: plan.output)
-        try drain(write)
+        if queue.count > 0 { try encodeChunk(Int32(queue.count), write: write) }
+        try encoder.encode(nil, what: "audio", write: write)
     }
 
     /// Decodes one packet's worth and queues its samples that fall inside the clip.
@@ -322,112 +288,55 @@ private final class AudioTrackEncoder {
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
         switch try decoder.receive(into: decoded) {
         case .frame:
-            try queue(decoded)
+            if firstSample == nil {
+                let timestamp = decoded.pointer.pointee.best_effort_timestamp
+                let seconds = timestamp == noTimestamp ? 0 : Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
+                firstSample = Int64(((seconds - plan.frames.zero.seconds - plan.start) * Double(rate)).rounded())
+            }
+            try keep(resampler.convert(decoded))
         case .finished:
+            if let rest = try resampler.flush() { try keep(rest) }
             inputDone = true
         case .needsInput:
-            while true {
-                guard try demuxer.read(into: packet) else {
-                    _ = try decoder.send(nil)
-                    return
-                }
-                if packet.pointer.pointee.stream_index == Int32(streamIndex) {
-                    _ = try decoder.send(packet.pointer)
-                    return
-                }
+            if try demuxer.read(into: packet, of: streamIndex) {
+                _ = try decoder.send(packet.pointer)
+            } else {
+                _ = try decoder.send(nil)
             }
         }
     }
 
-    private func queue(_ frame: FrameBuffer) throws {
-        if firstSample == nil {
-            let timestamp = frame.pointer.pointee.best_effort_timestamp
-            let seconds = timestamp == CFFmpeg_AV_NOPTS_VALUE() ? 0 : Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
-            firstSample = Int64(((seconds - zeroSeconds - plan.start) * Double(rate)).rounded())
-        }
-        let capacity = Int32(swr_get_out_samples(resampler, frame.pointer.pointee.nb_samples))
-        guard capacity > 0 else { return }
-        chunk.pointer.pointee.nb_samples = capacity
-        chunk.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        av_channel_layout_uninit(&chunk.pointer.pointee.ch_layout)
-        av_channel_layout_copy(&chunk.pointer.pointee.ch_layout, &encoder.pointee.ch_layout)
-        chunk.pointer.pointee.sample_rate = Int32(rate)
-        try ffmpegCheck(av_frame_get_buffer(chunk.pointer, 0), "allocating audio", path: plan.input)
-        defer { av_frame_unref(chunk.pointer) }
-        let inputPlanes = UnsafeMutableRawPointer(frame.pointer.pointee.extended_data)?.assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-        let count = withUnsafeMutablePointer(to: &chunk.pointer.pointee.data) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { output in
-                swr_convert(resampler, output, capacity, inputPlanes, frame.pointer.pointee.nb_samples)
-            }
-        }
-        try ffmpegCheck(count, "resampling audio", path: plan.input)
-        // Keep the samples between the clip's start and end.
-        let position = (firstSample ?? 0) + resampledOut
-        resampledOut += Int64(count)
-        let skip = Int32(clamping: max(0, -position))
-        let end = min(position + Int64(count), totalSamples)
-        let keep = Int32(clamping: max(0, end - max(position, 0)))
-        guard keep > 0 else {
-            if position + Int64(count) >= totalSamples { inputDone = true }
-            return
-        }
-        if samplesIn == 0 && position > 0 {
-            // Audio that starts after the clip does: silence until it starts,
-            // so the track spans the clip like the picture.
-            try queueSilence(Int32(clamping: min(position, totalSamples)))
-        }
-        var pointers = withUnsafeMutablePointer(to: &chunk.pointer.pointee.data) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
-        }
-        let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
-        for index in pointers.indices { pointers[index] = pointers[index].map { $0 + Int(skip) * bytesPerSample } }
-        let written = pointers.withUnsafeMutableBufferPointer { av_audio_fifo_write(fifo, $0.baseAddress, keep) }
-        try ffmpegCheck(written, "queueing audio", path: plan.input)
-        samplesIn += Int64(keep)
+    /// Queues the part of a resampled frame that lies inside the clip.
+    private func keep(_ frame: FrameBuffer) throws {
+        let count = Int64(frame.pointer.pointee.nb_samples)
+        let position = (firstSample ?? 0) + resampled
+        resampled += count
+        let from = max(position, 0)
+        let end = min(position + count, totalSamples)
         if end >= totalSamples { inputDone = true }
+        guard end > from else { return }
+        if queued == 0 && from > 0 {
+            try queueSilence(Int32(clamping: min(from, totalSamples)))
+        }
+        try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
+        queued += end - from
+        sourceSamples += end - from
     }
 
     private func queueSilence(_ samples: Int32) throws {
-        guard samples > 0 else { return }
-        let silence = try FrameBuffer()
-        silence.pointer.pointee.nb_samples = samples
-        silence.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        av_channel_layout_copy(&silence.pointer.pointee.ch_layout, &encoder.pointee.ch_layout)
-        try ffmpegCheck(av_frame_get_buffer(silence.pointer, 0), "allocating audio", path: plan.input)
+        let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.input)
         try ffmpegCheck(
-            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
+            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.context.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
             "allocating audio", path: plan.input)
-        let written = withUnsafeMutablePointer(to: &silence.pointer.pointee.data) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_write(fifo, $0, samples) }
-        }
-        try ffmpegCheck(written, "queueing audio", path: plan.input)
-        samplesIn += Int64(samples)
+        try queue.append(silence, from: 0, samples: samples, bytesPerSample: bytesPerSample)
+        queued += Int64(samples)
     }
 
     private func encodeChunk(_ samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let frame = try FrameBuffer()
-        frame.pointer.pointee.nb_samples = samples
-        frame.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        av_channel_layout_copy(&frame.pointer.pointee.ch_layout, &encoder.pointee.ch_layout)
-        frame.pointer.pointee.sample_rate = Int32(rate)
-        try ffmpegCheck(av_frame_get_buffer(frame.pointer, 0), "allocating audio", path: plan.output)
-        let read = withUnsafeMutablePointer(to: &frame.pointer.pointee.data) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, samples) }
-        }
-        try ffmpegCheck(read, "queueing audio", path: plan.output)
-        frame.pointer.pointee.pts = samplesEncoded
-        samplesEncoded += Int64(samples)
-        try ffmpegCheck(avcodec_send_frame(encoder, frame.pointer), "encoding audio", path: plan.output)
-        try drain(write)
-    }
-
-    private func drain(_ write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        while true {
-            let code = avcodec_receive_packet(encoder, packet.pointer)
-            if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
-            try ffmpegCheck(code, "encoding audio", path: plan.output)
-            try write(packet.pointer)
-            av_packet_unref(packet.pointer)
-        }
+        let frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.output)
+        try queue.take(samples, into: frame)
+        frame.pointer.pointee.pts = encodedSamples
+        encodedSamples += Int64(samples)
+        try encoder.encode(frame.pointer, what: "audio", write: write)
     }
 }

@@ -6,6 +6,8 @@ struct SheetLayout: Equatable {
     var rows: Int
     var tileWidth: Int
     var tileHeight: Int
+    /// Pixels per font pixel of the time labels; nil when labels do not fit the tiles.
+    var labelScale: Int?
     static let gap = 8
 
     var width: Int { columns * tileWidth + (columns + 1) * Self.gap }
@@ -32,8 +34,9 @@ struct Canvas {
 
     mutating func place(_ frame: PreviewFrame, x: Int, y: Int) {
         let step = frame.layout.bytesPerPixel
-        for row in 0..<frame.height where y + row < height {
-            for column in 0..<frame.width where x + column < width {
+        guard frame.pixels.count >= frame.width * frame.height * step else { return }
+        for row in 0..<frame.height where y + row >= 0 && y + row < height {
+            for column in 0..<frame.width where x + column >= 0 && x + column < width {
                 let from = (row * frame.width + column) * step
                 let to = ((y + row) * width + x + column) * 3
                 pixels[to] = frame.pixels[from]
@@ -45,8 +48,10 @@ struct Canvas {
 
     /// Darkens a rectangle to half its brightness (a backing for text).
     mutating func shade(x: Int, y: Int, width boxWidth: Int, height boxHeight: Int) {
-        for row in max(0, y)..<min(height, y + boxHeight) {
-            for column in max(0, x)..<min(width, x + boxWidth) {
+        let rows = max(0, y)..<max(max(0, y), min(height, y + boxHeight))
+        let columns = max(0, x)..<max(max(0, x), min(width, x + boxWidth))
+        for row in rows {
+            for column in columns {
                 let at = (row * width + column) * 3
                 for channel in 0..<3 { pixels[at + channel] /= 3 }
             }
@@ -54,8 +59,10 @@ struct Canvas {
     }
 
     mutating func fill(x: Int, y: Int, size: Int, value: UInt8) {
-        for row in max(0, y)..<min(height, y + size) {
-            for column in max(0, x)..<min(width, x + size) {
+        let rows = max(0, y)..<max(max(0, y), min(height, y + size))
+        let columns = max(0, x)..<max(max(0, x), min(width, x + size))
+        for row in rows {
+            for column in columns {
                 let at = (row * width + column) * 3
                 pixels[at] = value
                 pixels[at + 1] = value
@@ -123,23 +130,34 @@ func sheetLabel(_ seconds: Double) -> String {
     return hour > 0 ? "\(hour):\(pad(minute, 2)):\(tail)" : "\(minute):\(tail)"
 }
 
-/// Draws the sheet from frames in order; tiles keep their frame's own size,
-/// centred in the cell.
-func drawSheet(_ frames: [PreviewFrame], layout: SheetLayout) -> Canvas {
-    var canvas = Canvas(width: layout.width, height: layout.height, gray: 32)
-    let scale = layout.tileWidth >= 200 ? 2 : 1
-    for (index, frame) in frames.enumerated() {
-        let cell = layout.origin(of: index)
+/// Draws a sheet one frame at a time, so only the sheet is held in memory.
+/// Tiles keep their frame's own size, centred in the cell; the label sits in
+/// the tile's lower left corner when the plan says it fits.
+struct SheetDrawing {
+    let layout: SheetLayout
+    private(set) var canvas: Canvas
+    private var placed = 0
+
+    init(layout: SheetLayout) {
+        self.layout = layout
+        canvas = Canvas(width: layout.width, height: layout.height, gray: 32)
+    }
+
+    mutating func add(_ frame: PreviewFrame) {
+        guard placed < layout.columns * layout.rows else { return }
+        let cell = layout.origin(of: placed)
+        placed += 1
         let x = cell.x + (layout.tileWidth - frame.width) / 2
         let y = cell.y + (layout.tileHeight - frame.height) / 2
         canvas.place(frame, x: x, y: y)
+        guard let scale = layout.labelScale else { return }
         let label = sheetLabel(frame.time.seconds)
         let pad = 2 * scale
         let boxWidth = PixelFont.width(of: label, scale: scale) + 2 * pad
         let boxHeight = PixelFont.height * scale + 2 * pad
+        guard boxWidth <= frame.width, boxHeight <= frame.height else { return }
         let boxY = y + frame.height - boxHeight
         canvas.shade(x: x, y: boxY, width: boxWidth, height: boxHeight)
         canvas.write(label, x: x + pad, y: boxY + pad, scale: scale)
     }
-    return canvas
 }

@@ -61,11 +61,15 @@ final class DecoderHandle {
     }
 
     func receive(into frame: FrameBuffer) throws -> Output {
-        let code = avcodec_receive_frame(context, frame.pointer)
-        if code == CFFmpeg_AVERROR_EAGAIN() { return .needsInput }
-        if code == CFFmpeg_AVERROR_EOF() { return .finished }
-        try ffmpegCheck(code, "decoding", path: path)
-        return .frame
+        while true {
+            let code = avcodec_receive_frame(context, frame.pointer)
+            if code == CFFmpeg_AVERROR_EAGAIN() { return .needsInput }
+            if code == CFFmpeg_AVERROR_EOF() { return .finished }
+            // A damaged frame (reported here with frame threads) is passed over, as from send().
+            if code == CFFmpeg_AVERROR_INVALIDDATA() { continue }
+            try ffmpegCheck(code, "decoding", path: path)
+            return .frame
+        }
     }
 
     /// Forgets everything buffered, after a seek.
@@ -100,10 +104,7 @@ final class VideoFrameSource {
         self.zero = zero.converted(to: perTick.timescale, rounding: .nearest).value / perTick.value
         decoder = try DecoderHandle(stream: stream, path: path)
         packet = try PacketBuffer()
-        // Only the video stream's packets are of interest.
-        for index in 0..<demuxer.streamCount where index != streamIndex {
-            demuxer.stream(index).pointee.discard = AVDISCARD_ALL
-        }
+        demuxer.keepOnly(streamIndex)
     }
 
     /// The stream's average frame rate, when the container tells.
@@ -175,16 +176,13 @@ final class VideoFrameSource {
 
     /// Reads the next packet of the video stream into the decoder.
     private func feed() throws {
-        while true {
-            guard try demuxer.read(into: packet) else {
-                draining = true
-                _ = try decoder.send(nil)
-                return
-            }
-            guard packet.pointer.pointee.stream_index == Int32(streamIndex) else { continue }
-            if try decoder.send(packet.pointer) { return }
-            // The decoder is full: it has frames to give first. The packet is
-            // kept and sent again once one has been taken.
+        guard try demuxer.read(into: packet, of: streamIndex) else {
+            draining = true
+            _ = try decoder.send(nil)
+            return
+        }
+        // receive() gave back everything it held, so the decoder takes the packet.
+        guard try decoder.send(packet.pointer) else {
             throw MediaMuxError.ffmpeg(operation: "decoding", path: demuxer.path, code: CFFmpeg_AVERROR_EAGAIN(), message: "the decoder refused input while holding no frame")
         }
     }

@@ -10,7 +10,9 @@ final class KeyframeThumbnailer {
     private let converter: PictureConverter
     private let frame: FrameBuffer
     private let handler: @Sendable (PreviewFrame) -> Void
-    private var nextDue = 0.0
+    /// The first keyframe counts whatever its time (one before zero is shown at zero).
+    private var nextDue = -Double.infinity
+    private var made = 0
 
     init(plan: MergePlan.Thumbnails, stream: UnsafeMutablePointer<AVStream>, path: String, handler: @escaping @Sendable (PreviewFrame) -> Void) throws {
         self.plan = plan
@@ -28,13 +30,14 @@ final class KeyframeThumbnailer {
     func offer(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) throws {
         guard (packet.pointee.flags & AV_PKT_FLAG_KEY) != 0, packet.pointee.pts != noTimestamp else { return }
         let time = MediaTime(value: Int64(timeBase.num) * packet.pointee.pts, timescale: Int64(max(timeBase.den, 1)))
-        guard time.seconds >= nextDue else { return }
+        guard time.seconds >= nextDue, made < plan.most else { return }
         decoder.flush()
         _ = try decoder.send(packet)
         _ = try decoder.send(nil)
         guard try decoder.receive(into: frame) == .frame else { return }
         let shown = time < .zero() ? MediaTime.zero() : time
         handler(try converter.picture(frame, time: shown))
+        made += 1
         av_frame_unref(frame.pointer)
         // At least a whole spacing after this one.
         nextDue = time.seconds + plan.spacing.seconds - 1e-9

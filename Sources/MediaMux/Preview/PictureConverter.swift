@@ -31,13 +31,13 @@ final class Scaler {
             guard let context else {
                 throw MediaMuxError.ffmpeg(operation: "setting up the scaler", path: path, code: -22, message: "unsupported picture format or size")
             }
-            let space = f.colorspace == AVCOL_SPC_UNSPECIFIED ? (f.height > 576 ? Int32(SWS_CS_ITU709) : Int32(SWS_CS_DEFAULT)) : Int32(f.colorspace.rawValue)
+            let space = PreviewPlanner.colourMatrix(declared: Int32(f.colorspace.rawValue), height: Int(f.height))
             let fullRangeIn: Int32 = f.color_range == AVCOL_RANGE_JPEG ? 1 : 0
-            let fullRangeOut: Int32 = format == AV_PIX_FMT_YUV420P ? 0 : 1
-            // RGB and JPEG (JFIF) are BT.601 full range; a video encoder keeps the source's matrix.
-            let outSpace = format == AV_PIX_FMT_YUV420P ? space : Int32(SWS_CS_DEFAULT)
+            // RGB and JPEG (JFIF) are full range with BT.601's matrix; the clip encoder gets BT.709 limited range.
+            let toClip = format == AV_PIX_FMT_YUV420P
+            let outSpace = toClip ? Int32(SWS_CS_ITU709) : Int32(SWS_CS_DEFAULT)
             sws_setColorspaceDetails(
-                context, sws_getCoefficients(space), fullRangeIn, sws_getCoefficients(outSpace), fullRangeOut, 0, 1 << 16, 1 << 16)
+                context, sws_getCoefficients(space), fullRangeIn, sws_getCoefficients(outSpace), toClip ? 0 : 1, 0, 1 << 16, 1 << 16)
             source = key
         }
         let sourcePlanes = withUnsafePointer(to: frame.pointee.data) { tuple in

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Decoded frames of a file as an asynchronous sequence, in time order.
 /// Decoding happens on a thread of its own, one frame per `next()`, so a slow
 /// consumer holds at most one frame in memory; cancelling the consuming task
@@ -18,16 +20,20 @@ public struct PreviewFrames: AsyncSequence, Sendable {
     }
 }
 
-/// The reader between steps of one iterator. `@unchecked Sendable`: an
-/// iterator's `next()` is never called concurrently, so the fields are only
-/// touched by one step at a time, each of which hands over to the next.
-private final class FrameStreamState: @unchecked Sendable {
+/// The reader between steps of one iterator. Each step runs on a thread of
+/// its own; the lock hands the reader from one to the next (an iterator's
+/// `next()` is never called concurrently, so it is never contended).
+private final class FrameStreamState: Sendable {
+    private struct Stepping: ~Copyable {
+        var reader: FrameReader?
+        var finished = false
+    }
+
     let path: String
     let options: FrameOptions
     private let flag = CancellationFlag()
-    private var reader: FrameReader?
-    private var finished = false
-    private var pace: (started: ContinuousClock.Instant, firstTime: MediaTime)?
+    private let stepping = Mutex(Stepping())
+    private let pace = Mutex<(started: ContinuousClock.Instant, firstTime: MediaTime)?>(nil)
 
     init(path: String, options: FrameOptions) {
         self.path = path
@@ -35,41 +41,42 @@ private final class FrameStreamState: @unchecked Sendable {
     }
 
     func next() async throws -> PreviewFrame? {
-        guard !finished else { return nil }
         do {
-            guard let frame = try await runBlocking(raising: flag, { [self] _ in try step() }) else {
-                finish()
-                return nil
-            }
+            guard let frame = try await runBlocking(raising: flag, { [self] _ in try step() }) else { return nil }
             if options.paced { try await wait(for: frame) }
             return frame
         } catch {
-            finish()
+            stepping.withLock { $0.finished = true; $0.reader = nil }
             throw error
         }
     }
 
     private func step() throws -> PreviewFrame? {
-        if reader == nil {
-            let info = try Prober(cancellation: flag).probe(path: path)
-            reader = try FrameReader(plan: PreviewPlanner.framePlan(info, options: options), cancellation: flag)
+        try stepping.withLock { state in
+            guard !state.finished else { return nil }
+            if state.reader == nil {
+                let info = try Prober(cancellation: flag).probe(path: path)
+                state.reader = try FrameReader(plan: PreviewPlanner.framePlan(info, options: options), cancellation: flag)
+            }
+            guard let frame = try state.reader?.next() else {
+                state.finished = true
+                state.reader = nil
+                return nil
+            }
+            return frame
         }
-        return try reader?.next()
     }
 
     /// Holds a frame back until it is due, counting from the first one.
     private func wait(for frame: PreviewFrame) async throws {
         let clock = ContinuousClock()
-        guard let pace else {
-            self.pace = (clock.now, frame.time)
-            return
+        let due: ContinuousClock.Instant? = pace.withLock { pace in
+            guard let pace else {
+                pace = (clock.now, frame.time)
+                return nil
+            }
+            return pace.started + .seconds((frame.time - pace.firstTime).seconds)
         }
-        let due = pace.started + .seconds((frame.time - pace.firstTime).seconds)
-        try await clock.sleep(until: due)
-    }
-
-    private func finish() {
-        finished = true
-        reader = nil
+        if let due { try await clock.sleep(until: due) }
     }
 }

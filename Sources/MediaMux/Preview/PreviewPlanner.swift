@@ -26,6 +26,8 @@ struct FramePlan: Equatable, Sendable {
     var paced: Bool
     /// The video's length on its own timeline.
     var duration: Double
+    /// The most frames the job can yield (for numbering files).
+    var mostFrames: Int
 
     var frameCount: Int? {
         if case .at(let times) = moments { return times.count }
@@ -42,7 +44,13 @@ struct PictureSize: Equatable, Sendable {
     var scaledHeight: Int
 
     /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
+    /// Sides never exceed this, whatever the source's pixel aspect says.
+    static let largest = 16384
+
     init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
+        // A source without a size (which the planners refuse first) counts as one pixel.
+        let codedWidth = max(codedWidth, 1)
+        let codedHeight = max(codedHeight, 1)
         let displayWidth = Double(codedWidth) * aspect.ratio
         let turned = rotation % 180 != 0
         let (uprightWidth, uprightHeight) = turned ? (Double(codedHeight), displayWidth) : (displayWidth, Double(codedHeight))
@@ -56,8 +64,9 @@ struct PictureSize: Equatable, Sendable {
             factor = 1
         }
         func side(_ value: Double) -> Int {
-            if even { return max(2, Int((value / 2).rounded()) * 2) }
-            return max(1, Int(value.rounded()))
+            let bounded = min(max(value, 1), Double(Self.largest))
+            if even { return max(2, Int((bounded / 2).rounded()) * 2) }
+            return max(1, Int(bounded.rounded()))
         }
         width = side(uprightWidth * factor)
         height = fixedHeight ?? side(uprightHeight * factor)
@@ -100,10 +109,23 @@ struct PreviewPlanner {
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
             rotation: stream.rotation, longest: options.size)
+        return framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: options.layout, paced: options.paced)
+    }
+
+    private static func framePlan(
+        _ path: String, _ stream: StreamInfo, duration: Double, moments: FramePlan.Moments, size: PictureSize,
+        layout: PixelLayout, paced: Bool
+    ) -> FramePlan {
+        // Frame files are numbered with enough digits for the most there can be.
+        let most: Int
+        switch moments {
+        case .at(let times): most = times.count
+        case .every(let from, let to): most = stream.packetCount ?? Int(min((to - from) * 1000, 1e12))
+        }
         return FramePlan(
-            path: info.path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()), moments: moments,
+            path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()), moments: moments,
             scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, width: size.width, height: size.height,
-            rotation: stream.rotation, layout: options.layout, paced: options.paced, duration: duration)
+            rotation: stream.rotation, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
     }
 
     /// The moments a selection names, checked against the video's length.
@@ -146,6 +168,28 @@ struct PreviewPlanner {
         }
     }
 
+    /// The most pixels a contact sheet may have (about 150 MB of RGB while drawn).
+    static let largestSheet = 50_000_000
+
+    /// A contact sheet: its frames, grid and labels, checked for size before any decoding.
+    static func sheetPlan(_ info: MediaInfo, options: ContactSheetOptions) throws -> (frames: FramePlan, layout: SheetLayout) {
+        let grid = try sheetColumns(frames: options.frames, columns: options.columns)
+        let frames = try framePlan(info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
+        // Labels at double size on large tiles, when the longest one fits a tile.
+        let scale = frames.width >= 200 ? 2 : 1
+        let widest = sheetLabel(frames.duration)
+        let fits = PixelFont.width(of: widest, scale: scale) + 4 * scale <= frames.width
+            && (PixelFont.height + 4) * scale <= frames.height
+        let layout = SheetLayout(
+            columns: grid.columns, rows: grid.rows, tileWidth: frames.width, tileHeight: frames.height, labelScale: fits ? scale : nil)
+        guard layout.width <= PictureSize.largest, layout.height <= PictureSize.largest, layout.width * layout.height <= largestSheet else {
+            throw MediaMuxError.invalidOption(
+                "a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
+                    + "use fewer frames or a smaller size")
+        }
+        return (frames, layout)
+    }
+
     /// The grid of a contact sheet: about as many columns as rows, one more
     /// column than rows when they cannot be equal.
     static func sheetColumns(frames: Int, columns: Int?) throws -> (columns: Int, rows: Int) {
@@ -159,6 +203,15 @@ struct PreviewPlanner {
         if columns == nil { while chosen * chosen < frames { chosen += 1 } }
         chosen = min(chosen, frames)
         return (chosen, (frames + chosen - 1) / chosen)
+    }
+
+    /// The YUV matrix to read a frame with, by its H.273 number (FFmpeg's
+    /// AVColorSpace): the one it declares when libswscale knows it (BT.709,
+    /// FCC, BT.601, SMPTE 240M, BT.2020), else BT.709 for HD sizes and
+    /// BT.601 below, which is what players assume for untagged video.
+    static func colourMatrix(declared: Int32, height: Int) -> Int32 {
+        if [1, 4, 5, 6, 7, 9, 10].contains(declared) { return declared }
+        return height > 576 ? 1 : 5
     }
 
     private static func pastTheEnd(_ time: Double, duration: Double, path: String) -> MediaMuxError {
@@ -211,13 +264,17 @@ extension PreviewPlanner {
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
             rotation: stream.rotation, longest: nil, height: options.height, even: true)
-        let frames = FramePlan(
-            path: info.path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()), moments: moments,
-            scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, width: size.width, height: size.height,
-            rotation: stream.rotation, layout: .rgb, paced: false, duration: duration)
-        // The first audio stream comes along, as stereo (or mono) AAC at its own rate where AAC has it.
+        let frames = framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: .rgb, paced: false)
+        // The first audio stream comes along when it plays during the clip, as
+        // stereo (or mono) AAC at its own rate where AAC has it. Times of both
+        // tracks are measured from the video's first frame.
         let audio = info.audioStreams.first.flatMap { track -> ClipPlan.Audio? in
             guard let rate = track.sampleRate, rate > 0, let channels = track.channels, channels > 0 else { return nil }
+            if let first = track.start, let last = track.end {
+                let playsFrom = (track.origin + first - frames.zero).seconds
+                let playsUntil = (track.origin + last - frames.zero).seconds
+                guard playsFrom < end, playsUntil > start else { return nil }
+            }
             let chosen = aacRates.contains(rate) ? rate : 48000
             return ClipPlan.Audio(streamIndex: track.index, sampleRate: chosen, channels: min(channels, 2))
         }

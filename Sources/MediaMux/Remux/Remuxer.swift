@@ -9,6 +9,7 @@ final class Remuxer {
     private let progress: ProgressThrottle
     private let preview: (@Sendable (PreviewFrame) -> Void)?
     private var thumbnailer: KeyframeThumbnailer?
+    private var warnings: [String] = []
 
     init(
         plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
@@ -55,10 +56,14 @@ final class Remuxer {
                 rotation: index == 0 ? plan.rotation.degrees : nil)
         }
         try muxer.open(options: headerOptions())
-        if let preview {
-            thumbnailer = try KeyframeThumbnailer(
-                plan: plan.thumbnails, stream: videoInput.plannedStream(plan.video.streamIndex, kind: .video),
-                path: plan.video.path, handler: preview)
+        if let preview, let thumbnails = plan.thumbnails {
+            do {
+                thumbnailer = try KeyframeThumbnailer(
+                    plan: thumbnails, stream: videoInput.plannedStream(plan.video.streamIndex, kind: .video),
+                    path: plan.video.path, handler: preview)
+            } catch {
+                warnings.append("no thumbnails: \(describe(error))")
+            }
         }
 
         let readers = [
@@ -104,13 +109,25 @@ final class Remuxer {
                     if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
                     let following = try reader.next()
                     if following == nil { reader.makeFinal(packet) }
-                    if index == 0 { try thumbnailer?.offer(packet, timeBase: reader.timeBase) }
+                    if index == 0 { offerThumbnail(packet, timeBase: reader.timeBase) }
                     try write(packet, from: reader.timeBase, stream: index, muxer: muxer, written: &written[index])
                     reader.reuse(buffer)
                     current[index] = following
                 }
             }
             windowEnd += windowSeconds
+        }
+    }
+
+    /// Thumbnails are a by-product: one that fails ends them with a warning,
+    /// never the merge.
+    private func offerThumbnail(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) {
+        guard let thumbnailer else { return }
+        do {
+            try thumbnailer.offer(packet, timeBase: timeBase)
+        } catch {
+            self.thumbnailer = nil
+            warnings.append("thumbnails stopped: \(describe(error))")
         }
     }
 
@@ -178,7 +195,7 @@ final class Remuxer {
         return MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
             video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsedSeconds: elapsed,
-            movieHeader: plan.movieHeader)
+            movieHeader: plan.movieHeader, warnings: warnings)
     }
 }
 
@@ -212,4 +229,8 @@ extension Duration {
         let (whole, attoseconds) = components
         return Double(whole) + Double(attoseconds) / 1e18
     }
+}
+
+private func describe(_ error: any Error) -> String {
+    (error as? MediaMuxError)?.description ?? "\(error)"
 }

@@ -39,10 +39,7 @@ final class TrackReader {
         originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
         endTick = end.ticks(in: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
-        // Skip the other streams' packets inside the demuxer where it can.
-        for index in 0..<demuxer.streamCount where index != track.streamIndex {
-            demuxer.stream(index).pointee.discard = AVDISCARD_ALL
-        }
+        demuxer.keepOnly(track.streamIndex)
     }
 
     /// The next kept packet, its timestamps relative to the output's zero in

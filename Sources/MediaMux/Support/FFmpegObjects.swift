@@ -154,6 +154,21 @@ final class DemuxerHandle {
         return true
     }
 
+    /// Has the demuxer skip every stream but `index` where it can.
+    func keepOnly(_ index: Int) {
+        for other in 0..<streamCount where other != index {
+            stream(other).pointee.discard = AVDISCARD_ALL
+        }
+    }
+
+    /// Reads the next packet of stream `index`, passing over any other. False at the end.
+    func read(into packet: PacketBuffer, of index: Int) throws -> Bool {
+        while try read(into: packet) {
+            if packet.pointer.pointee.stream_index == Int32(index) { return true }
+        }
+        return false
+    }
+
     func metadata(_ key: String) -> String? {
         guard let entry = av_dict_get(context.pointee.metadata, key, nil, 0), let value = entry.pointee.value else {
             return nil

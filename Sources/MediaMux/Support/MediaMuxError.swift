@@ -91,7 +91,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .http(404, _), .http(410, _): return "check the URL"
         case .http(401, _), .http(403, _): return "the server refuses access; the URL may need a token or may have expired"
         case .noStream(.audio, _): return "pass a file with an audio track as AUDIO"
-        case .noStream(.video, _): return "pass a file with a video track as VIDEO"
+        case .noStream(.video, _): return "pass a file with a video track"
         case .streamIndexOutOfRange: return "run `muxctl probe` on the file to list its streams"
         case .codecNotSupportedInContainer(_, let container, _) where container != "mov":
             return "try a .mov output"

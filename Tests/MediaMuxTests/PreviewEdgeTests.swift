@@ -1,0 +1,116 @@
+import Foundation
+@testable import MediaMux
+import Testing
+
+/// Edges found in review: tiny sheet tiles, huge sheets, hand-made frames,
+/// damaged or audio-less clip spans, videos without a declared size.
+struct PreviewEdgeTests {
+    static let frameIndex = Fixtures.path("h264_frame_index.mp4")
+
+    /// Tiles too small for a label get none, and nothing traps; the size is the grid's.
+    @Test(arguments: [(10, 1), (20, 12), (39, 12), (80, 12)])
+    func smallSheetTiles(size: Int, frames: Int) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("sheet.png")
+        let image = try await MediaMux.contactSheet(
+            of: Fixtures.path("h264_bframes_aac.mp4"), output: output, options: ContactSheetOptions(frames: frames, tileSize: size))
+        let header = try PNG.header(PreviewTests.bytes(output))
+        let grid = try PreviewPlanner.sheetColumns(frames: frames, columns: nil)
+        // 320x240: tiles of size x 3/4 size.
+        let tileHeight = Int((Double(size) * 0.75).rounded())
+        #expect(header.width == grid.columns * size + (grid.columns + 1) * 8)
+        #expect(header.height == grid.rows * tileHeight + (grid.rows + 1) * 8)
+        #expect(image.width == header.width && image.height == header.height)
+    }
+
+    @Test func labelsOnlyWhereTheyFit() throws {
+        let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
+        let small = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 30))
+        #expect(small.layout.labelScale == nil)
+        let medium = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 120))
+        #expect(medium.layout.labelScale == 1)
+        let large = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 320))
+        #expect(large.layout.labelScale == 2)
+    }
+
+    /// A sheet too large to draw is refused before any frame is decoded.
+    @Test func hugeSheetsAreRefused() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("sheet.png")
+        await #expect(throws: MediaMuxError.self) {
+            _ = try await MediaMux.contactSheet(of: Self.frameIndex, output: output, options: ContactSheetOptions(frames: 1000, tileSize: 4096))
+        }
+        #expect(folder.contents.isEmpty)
+        let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
+        #expect(throws: MediaMuxError.self) { _ = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 1, tileSize: 8192 * 4)) }
+    }
+
+    /// A hand-made frame whose pixels do not match its size is an error, not a read past the end.
+    @Test(arguments: [(4000, 4000, 3), (2, 2, 0), (0, 5, 0), (3, 3, 28)])
+    func handMadeFramesAreChecked(width: Int, height: Int, bytes: Int) throws {
+        let folder = try TemporaryFolder()
+        let frame = PreviewFrame(time: .zero(), width: width, height: height, layout: .rgb, pixels: [UInt8](repeating: 7, count: bytes))
+        #expect(throws: MediaMuxError.self) { _ = try MediaMux.writeImage(frame, to: folder.path("x.png")) }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func aGoodHandMadeFrameIsWritten() throws {
+        let folder = try TemporaryFolder()
+        let pixels = (0..<(3 * 2 * 3)).map { UInt8($0 * 10) }
+        let frame = PreviewFrame(time: .zero(), width: 3, height: 2, layout: .rgb, pixels: pixels)
+        let image = try MediaMux.writeImage(frame, to: folder.path("x.png"))
+        let decoded = try PNG.decode(PreviewTests.bytes(image.path))
+        #expect(decoded.width == 3 && decoded.height == 2 && decoded.pixels == pixels)
+    }
+
+    /// A clip of a span the audio does not reach has no audio track, and says so.
+    @Test func aClipPastTheAudioHasNone() async throws {
+        let folder = try TemporaryFolder()
+        // h264_bframes_aac.mp4: 4 s of video, its AAC track ends at 3 s (TestMedia/README.md).
+        let info = try await MediaMux.probe(Fixtures.path("h264_bframes_aac.mp4"))
+        let audioEnd = try #require(info.audioStreams.first?.end?.seconds)
+        let report = try await MediaMux.previewClip(
+            of: Fixtures.path("h264_bframes_aac.mp4"), output: folder.path("clip.mp4"),
+            options: PreviewClipOptions(start: audioEnd + 0.2, seconds: 0.5, height: 120))
+        #expect(!report.hasAudio)
+        let file = try MP4File(path: folder.path("clip.mp4"))
+        #expect(file.tracks.map(\.handlerType) == ["vide"])
+    }
+
+    /// A clip of a damaged file fails naming it and leaves nothing.
+    @Test func aClipOfADamagedFileFails() async throws {
+        let folder = try TemporaryFolder()
+        let input = Fixtures.path("truncated_h264.mp4")
+        do {
+            _ = try await MediaMux.previewClip(of: input, output: folder.path("clip.mp4"), options: PreviewClipOptions(start: 2, seconds: 1, height: 120))
+            Issue.record("a clip of a truncated file was written")
+        } catch let error as MediaMuxError {
+            #expect(error.description.hasPrefix(input), "\(error)")
+        }
+        #expect(folder.contents.isEmpty, "\(folder.contents)")
+    }
+
+    /// A video whose sample entry declares no size (0x0): merges and previews
+    /// say what is wrong with it, and write nothing.
+    @Test func aVideoWithoutADeclaredSize() async throws {
+        let folder = try TemporaryFolder()
+        var bytes = try PreviewTests.bytes(Fixtures.path("h264_rot90.mp4"))
+        // avc1 sample entry: size(4) 'avc1'(4) reserved(6) index(2) predefined/reserved(16) width(2) height(2).
+        // The sample entry, not the ftyp brand of the same name: the first avc1 after stsd.
+        let stsd = try #require((0..<(bytes.count - 4)).first { bytes[$0..<$0 + 4] == Array("stsd".utf8)[...] })
+        let avc1 = try #require((stsd..<(bytes.count - 4)).first { bytes[$0..<$0 + 4] == Array("avc1".utf8)[...] })
+        for offset in (avc1 + 4 + 24)..<(avc1 + 4 + 28) { bytes[offset] = 0 }
+        let input = folder.path("nosize.mp4")
+        try Data(bytes).write(to: URL(fileURLWithPath: input))
+        let info = try await MediaMux.probe(input)
+        try #require(info.videoStreams.first?.width == 0, "the patch did not take: \(info.videoStreams)")
+
+        await #expect(throws: MediaMuxError.damaged(path: input, detail: "the video stream has no picture size")) {
+            _ = try await MediaMux.merge(video: input, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"))
+        }
+        await #expect(throws: MediaMuxError.damaged(path: input, detail: "the video stream has no picture size")) {
+            _ = try await MediaMux.contactSheet(of: input, output: folder.path("sheet.png"))
+        }
+        #expect(folder.contents == ["nosize.mp4"])
+    }
+}
