@@ -69,11 +69,6 @@ public struct MergePlan: Sendable, Equatable {
         public var spacing: MediaTime
         /// At most this many (9999, so that four-digit names sort).
         public var most: Int
-        public var width: Int
-        public var height: Int
-        /// The size before the turn, as the scaler makes it.
-        public var scaledWidth: Int
-        public var scaledHeight: Int
-        public var rotation: Int
+        public var picture: PictureSize
     }
 }

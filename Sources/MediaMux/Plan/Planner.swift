@@ -105,9 +105,7 @@ public struct MergePlanner: Sendable {
         let spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
         let size = PictureSize(codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: rotation, longest: options.size)
         let most = min(9999, Int(end.seconds / every) + 1)
-        return MergePlan.Thumbnails(
-            spacing: spacing, most: most, width: size.width, height: size.height,
-            scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, rotation: rotation)
+        return MergePlan.Thumbnails(spacing: spacing, most: most, picture: size)
     }
 
     static func container(for output: String) throws -> MergePlan.Container {

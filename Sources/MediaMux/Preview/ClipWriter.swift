@@ -103,9 +103,9 @@ private final class UprightYUV {
 
     init(plan: FramePlan) throws {
         self.plan = plan
-        scaler = Scaler(width: plan.scaledWidth, height: plan.scaledHeight, format: AV_PIX_FMT_YUV420P)
+        scaler = Scaler(width: plan.picture.scaledWidth, height: plan.picture.scaledHeight, format: AV_PIX_FMT_YUV420P)
         scaled = try FrameBuffer()
-        try allocate(scaled, width: plan.scaledWidth, height: plan.scaledHeight, path: plan.path)
+        try allocate(scaled, width: plan.picture.scaledWidth, height: plan.picture.scaledHeight, path: plan.path)
     }
 
     func convert(_ frame: FrameBuffer, into target: FrameBuffer) throws {
@@ -115,7 +115,7 @@ private final class UprightYUV {
         target.pointer.pointee.color_trc = AVCOL_TRC_BT709
         target.pointer.pointee.colorspace = AVCOL_SPC_BT709
         target.pointer.pointee.color_range = AVCOL_RANGE_MPEG
-        if plan.rotation == 0 {
+        if plan.picture.rotation == 0 {
             try scaler.scale(frame.pointer, into: planes(target), strides: strides(target), path: plan.path)
             return
         }
@@ -128,8 +128,8 @@ private final class UprightYUV {
             let divisor = plane == 0 ? 1 : 2
             turnPicture(
                 from: from[plane]!, sourceStride: Int(fromStrides[plane]),
-                width: plan.scaledWidth / divisor, height: plan.scaledHeight / divisor, bytesPerPixel: 1,
-                rotation: plan.rotation, into: to[plane]!, destinationStride: Int(toStrides[plane]))
+                width: plan.picture.scaledWidth / divisor, height: plan.picture.scaledHeight / divisor, bytesPerPixel: 1,
+                rotation: plan.picture.rotation, into: to[plane]!, destinationStride: Int(toStrides[plane]))
         }
     }
 

@@ -46,28 +46,25 @@ struct Canvas {
         }
     }
 
-    /// Darkens a rectangle to half its brightness (a backing for text).
+    /// Darkens a rectangle to a third of its brightness (a backing for text).
     mutating func shade(x: Int, y: Int, width boxWidth: Int, height boxHeight: Int) {
-        let rows = max(0, y)..<max(max(0, y), min(height, y + boxHeight))
-        let columns = max(0, x)..<max(max(0, x), min(width, x + boxWidth))
-        for row in rows {
-            for column in columns {
-                let at = (row * width + column) * 3
-                for channel in 0..<3 { pixels[at + channel] /= 3 }
-            }
+        forEachPixel(x: x, y: y, width: boxWidth, height: boxHeight) { pixels, at in
+            for channel in 0..<3 { pixels[at + channel] /= 3 }
         }
     }
 
     mutating func fill(x: Int, y: Int, size: Int, value: UInt8) {
-        let rows = max(0, y)..<max(max(0, y), min(height, y + size))
-        let columns = max(0, x)..<max(max(0, x), min(width, x + size))
+        forEachPixel(x: x, y: y, width: size, height: size) { pixels, at in
+            for channel in 0..<3 { pixels[at + channel] = value }
+        }
+    }
+
+    /// Visits the byte offset of each pixel of a rectangle, clipped to the canvas.
+    private mutating func forEachPixel(x: Int, y: Int, width boxWidth: Int, height boxHeight: Int, _ body: (inout [UInt8], Int) -> Void) {
+        let rows = max(0, y)..<max(max(0, y), min(height, y + boxHeight))
+        let columns = max(0, x)..<max(max(0, x), min(width, x + boxWidth))
         for row in rows {
-            for column in columns {
-                let at = (row * width + column) * 3
-                pixels[at] = value
-                pixels[at + 1] = value
-                pixels[at + 2] = value
-            }
+            for column in columns { body(&pixels, (row * width + column) * 3) }
         }
     }
 

@@ -19,9 +19,7 @@ final class KeyframeThumbnailer {
         self.handler = handler
         // One thread: each keyframe is decoded alone and drained at once.
         decoder = try DecoderHandle(stream: stream, path: path, threads: 1)
-        converter = try PictureConverter(path: path, shape: PictureConverter.Shape(
-            scaledWidth: plan.scaledWidth, scaledHeight: plan.scaledHeight, width: plan.width, height: plan.height,
-            rotation: plan.rotation, layout: .rgb))
+        converter = try PictureConverter(path: path, picture: plan.picture, layout: .rgb)
         frame = try FrameBuffer()
     }
 

@@ -100,36 +100,27 @@ func turnPicture(
 
 /// Turns decoded frames into upright RGB(A) pictures of the planned size.
 final class PictureConverter {
-    struct Shape: Equatable {
-        var scaledWidth: Int
-        var scaledHeight: Int
-        var width: Int
-        var height: Int
-        var rotation: Int
-        var layout: PixelLayout
-    }
-
     private let path: String
-    private let shape: Shape
+    private let picture: PictureSize
+    private let layout: PixelLayout
     private let scaler: Scaler
     private let scratch: UnsafeMutablePointer<UInt8>
     private let scratchStride: Int
 
     convenience init(plan: FramePlan) throws {
-        try self.init(path: plan.path, shape: Shape(
-            scaledWidth: plan.scaledWidth, scaledHeight: plan.scaledHeight, width: plan.width, height: plan.height,
-            rotation: plan.rotation, layout: plan.layout))
+        try self.init(path: plan.path, picture: plan.picture, layout: plan.layout)
     }
 
-    init(path: String, shape: Shape) throws {
+    init(path: String, picture: PictureSize, layout: PixelLayout) throws {
         self.path = path
-        self.shape = shape
+        self.picture = picture
+        self.layout = layout
         scaler = Scaler(
-            width: shape.scaledWidth, height: shape.scaledHeight,
-            format: shape.layout == .rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA)
+            width: picture.scaledWidth, height: picture.scaledHeight,
+            format: layout == .rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA)
         // Rows aligned for swscale's vector code.
-        scratchStride = (shape.scaledWidth * shape.layout.bytesPerPixel + 63) / 64 * 64
-        guard let memory = av_malloc(scratchStride * shape.scaledHeight + 64) else {
+        scratchStride = (picture.scaledWidth * layout.bytesPerPixel + 63) / 64 * 64
+        guard let memory = av_malloc(scratchStride * picture.scaledHeight + 64) else {
             throw MediaMuxError.ffmpeg(operation: "allocating a picture", path: path, code: -12, message: "out of memory")
         }
         scratch = memory.assumingMemoryBound(to: UInt8.self)
@@ -139,14 +130,14 @@ final class PictureConverter {
 
     func picture(_ frame: FrameBuffer, time: MediaTime) throws -> PreviewFrame {
         try scaler.scale(frame.pointer, into: [scratch, nil, nil, nil], strides: [Int32(scratchStride), 0, 0, 0], path: path)
-        let bytesPerPixel = shape.layout.bytesPerPixel
-        let pixels = [UInt8](unsafeUninitializedCapacity: shape.width * shape.height * bytesPerPixel) { buffer, count in
+        let bytesPerPixel = layout.bytesPerPixel
+        let pixels = [UInt8](unsafeUninitializedCapacity: picture.width * picture.height * bytesPerPixel) { buffer, count in
             turnPicture(
-                from: scratch, sourceStride: scratchStride, width: shape.scaledWidth, height: shape.scaledHeight,
-                bytesPerPixel: bytesPerPixel, rotation: shape.rotation,
-                into: buffer.baseAddress!, destinationStride: shape.width * bytesPerPixel)
+                from: scratch, sourceStride: scratchStride, width: picture.scaledWidth, height: picture.scaledHeight,
+                bytesPerPixel: bytesPerPixel, rotation: picture.rotation,
+                into: buffer.baseAddress!, destinationStride: picture.width * bytesPerPixel)
             count = buffer.count
         }
-        return PreviewFrame(time: time, width: shape.width, height: shape.height, layout: shape.layout, pixels: pixels)
+        return PreviewFrame(time: time, width: picture.width, height: picture.height, layout: layout, pixels: pixels)
     }
 }

@@ -14,14 +14,8 @@ struct FramePlan: Equatable, Sendable {
     /// Where the video's first frame is shown on the file's timeline: time zero.
     var zero: MediaTime
     var moments: Moments
-    /// Size handed to the scaler: the upright size turned back to coded orientation.
-    var scaledWidth: Int
-    var scaledHeight: Int
-    /// Size of the frames handed out.
-    var width: Int
-    var height: Int
-    /// Clockwise turn applied to the scaled pixels: 0, 90, 180 or 270.
-    var rotation: Int
+    /// How each frame is scaled and turned.
+    var picture: PictureSize
     var layout: PixelLayout
     var paced: Bool
     /// The video's length on its own timeline.
@@ -29,19 +23,27 @@ struct FramePlan: Equatable, Sendable {
     /// The most frames the job can yield (for numbering files).
     var mostFrames: Int
 
+    /// Size of the frames handed out.
+    var width: Int { picture.width }
+    var height: Int { picture.height }
+
     var frameCount: Int? {
         if case .at(let times) = moments { return times.count }
         return nil
     }
 }
 
-/// The size of a whole-video job: the upright picture with its longest side
-/// at `longest` (the display size when nil), and that size before the turn.
-struct PictureSize: Equatable, Sendable {
-    var width: Int
-    var height: Int
-    var scaledWidth: Int
-    var scaledHeight: Int
+/// How a job's pictures are made: scaled to `scaledWidth` x `scaledHeight`
+/// in coded orientation, then turned clockwise by `rotation` into the upright
+/// `width` x `height` handed out (the longest side at the size asked for, or
+/// the display size).
+public struct PictureSize: Equatable, Sendable {
+    public internal(set) var width: Int
+    public internal(set) var height: Int
+    public internal(set) var scaledWidth: Int
+    public internal(set) var scaledHeight: Int
+    /// 0, 90, 180 or 270.
+    public internal(set) var rotation: Int
 
     /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
     /// Sides never exceed this, whatever the source's pixel aspect says.
@@ -49,6 +51,7 @@ struct PictureSize: Equatable, Sendable {
 
     init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
         // A source without a size (which the planners refuse first) counts as one pixel.
+        self.rotation = rotation
         let codedWidth = max(codedWidth, 1)
         let codedHeight = max(codedHeight, 1)
         let displayWidth = Double(codedWidth) * aspect.ratio
@@ -124,8 +127,7 @@ struct PreviewPlanner {
         }
         return FramePlan(
             path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()), moments: moments,
-            scaledWidth: size.scaledWidth, scaledHeight: size.scaledHeight, width: size.width, height: size.height,
-            rotation: stream.rotation, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
+            picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
     }
 
     /// The moments a selection names, checked against the video's length.
