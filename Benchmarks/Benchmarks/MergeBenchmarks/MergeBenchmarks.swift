@@ -1,5 +1,6 @@
-// The hot path of MediaMux: merging a video file with an audio file by
-// stream copy (probe both, plan, remux, faststart, rename).
+// The hot paths of MediaMux: merging a video file with an audio file by
+// stream copy (probe both, plan, remux, faststart, rename), and previews
+// (PreviewBenchmarks.swift).
 //
 // Inputs come from MEDIAMUX_BENCH_VIDEO and MEDIAMUX_BENCH_AUDIO, and default
 // to the bundled fixtures in ../TestMedia (resolved from this file's path,
@@ -60,4 +61,6 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    previewBenchmarks(video: video, scratch: scratch)
 }
