@@ -25,11 +25,11 @@ struct PreviewEdgeTests {
 
     @Test func labelsOnlyWhereTheyFit() throws {
         let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
-        let small = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 30))
+        let small = try PreviewPlanner.sheetPlan(info, output: "sheet.png", options: ContactSheetOptions(frames: 4, tileSize: 30))
         #expect(small.layout.labelScale == nil)
-        let medium = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 120))
+        let medium = try PreviewPlanner.sheetPlan(info, output: "sheet.png", options: ContactSheetOptions(frames: 4, tileSize: 120))
         #expect(medium.layout.labelScale == 1)
-        let large = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 4, tileSize: 320))
+        let large = try PreviewPlanner.sheetPlan(info, output: "sheet.png", options: ContactSheetOptions(frames: 4, tileSize: 320))
         #expect(large.layout.labelScale == 2)
     }
 
@@ -42,7 +42,7 @@ struct PreviewEdgeTests {
         }
         #expect(folder.contents.isEmpty)
         let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
-        #expect(throws: MediaMuxError.self) { _ = try PreviewPlanner.sheetPlan(info, options: ContactSheetOptions(frames: 1, tileSize: 8192 * 4)) }
+        #expect(throws: MediaMuxError.self) { _ = try PreviewPlanner.sheetPlan(info, output: "sheet.png", options: ContactSheetOptions(frames: 1, tileSize: 8192 * 4)) }
     }
 
     /// A hand-made frame whose pixels do not match its size is an error, not a read past the end.
@@ -112,5 +112,32 @@ struct PreviewEdgeTests {
             _ = try await MediaMux.contactSheet(of: input, output: folder.path("sheet.png"))
         }
         #expect(folder.contents == ["nosize.mp4"])
+    }
+
+    /// An MP4 cut short: frames before the cut come out, a moment after it is
+    /// an error that says the file is truncated (not the last frame before it).
+    @Test func momentsPastATruncation() async throws {
+        let input = Fixtures.path("truncated_h264.mp4")
+        let early = try await PreviewTests.collect(input, FrameOptions(selection: .times([0.5]), size: 80))
+        #expect(early.count == 1)
+        let error = await PreviewTests.firstError(input, FrameOptions(selection: .times([3.5]), size: 80))
+        guard case .damaged(let path, let detail)? = error as? MediaMuxError else {
+            Issue.record("expected a damaged-file error, got \(String(describing: error))")
+            return
+        }
+        #expect(path == input)
+        #expect(detail.contains("file ends at"), "\(detail)")
+    }
+
+    @Test func aTooLargeSheetNamesItsFile() throws {
+        let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
+        #expect(throws: MediaMuxError.self) {
+            _ = try PreviewPlanner.sheetPlan(info, output: "/x/sheet.png", options: ContactSheetOptions(frames: 1000, tileSize: 4096))
+        }
+        do {
+            _ = try PreviewPlanner.sheetPlan(info, output: "/x/sheet.png", options: ContactSheetOptions(frames: 1000, tileSize: 4096))
+        } catch let error as MediaMuxError {
+            #expect(error.description.hasPrefix("/x/sheet.png: "), "\(error)")
+        }
     }
 }

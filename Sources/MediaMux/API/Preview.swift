@@ -21,10 +21,10 @@ extension MediaMux {
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.framePlan(info, options: options)
             let madeFolder = try prepareFolder(folder)
-            let reader = try FrameReader(plan: plan, cancellation: flag)
             let encoder = ImageEncoder(format: format)
             var written: [WrittenImage] = []
             do {
+                let reader = try FrameReader(plan: plan, cancellation: flag)
                 while let frame = try reader.next() {
                     let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
                     written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
@@ -48,7 +48,7 @@ extension MediaMux {
         try await runBlocking { flag in
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
-            let plan = try PreviewPlanner.sheetPlan(info, options: options)
+            let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
             let reader = try FrameReader(plan: plan.frames, cancellation: flag)
             var drawing = SheetDrawing(layout: plan.layout)
             var done = 0

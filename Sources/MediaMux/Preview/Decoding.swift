@@ -177,6 +177,10 @@ final class VideoFrameSource {
     /// Reads the next packet of the video stream into the decoder.
     private func feed() throws {
         guard try demuxer.read(into: packet, of: streamIndex) else {
+            if let overrun = demuxer.indexOverrun(of: streamIndex) {
+                throw MediaMuxError.damaged(
+                    path: demuxer.path, detail: "the video's samples run to byte \(overrun.needed) but the file ends at \(overrun.present)")
+            }
             draining = true
             _ = try decoder.send(nil)
             return

@@ -63,7 +63,6 @@ final class FrameReader {
         return (current, source.time(shown))
     }
 
-
     /// Makes `current` the frame shown at `target`: the last one presented at
     /// or before it (the first frame, for a target before it).
     private func reach(_ target: Int64) throws {
@@ -95,7 +94,8 @@ final class FrameReader {
     /// target (B-frames); then it seeks further back, doubling the step.
     private func seek(before target: Int64) throws {
         var point = max(target, source.zero)
-        var step = source.timestamp(1) - source.zero
+        // One second in ticks, at least one tick; doubled (never past Int64) on each retry.
+        var step = max(1, source.timestamp(1) - source.zero)
         while true {
             try source.seek(to: point)
             currentTimestamp = nil
@@ -106,8 +106,9 @@ final class FrameReader {
                 promoteLookahead()
                 return
             }
-            point = max(source.zero, min(point, first) - step)
-            step = step.multipliedReportingOverflow(by: 2).partialValue
+            let (back, overflow) = min(point, first).subtractingReportingOverflow(step)
+            point = overflow ? source.zero : max(source.zero, back)
+            step = step > Int64.max / 2 ? Int64.max : step * 2
         }
     }
 

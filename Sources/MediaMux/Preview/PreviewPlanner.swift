@@ -174,7 +174,7 @@ struct PreviewPlanner {
     static let largestSheet = 50_000_000
 
     /// A contact sheet: its frames, grid and labels, checked for size before any decoding.
-    static func sheetPlan(_ info: MediaInfo, options: ContactSheetOptions) throws -> (frames: FramePlan, layout: SheetLayout) {
+    static func sheetPlan(_ info: MediaInfo, output: String, options: ContactSheetOptions) throws -> (frames: FramePlan, layout: SheetLayout) {
         let grid = try sheetColumns(frames: options.frames, columns: options.columns)
         let frames = try framePlan(info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
         // Labels at double size on large tiles, when the longest one fits a tile.
@@ -186,7 +186,7 @@ struct PreviewPlanner {
             columns: grid.columns, rows: grid.rows, tileWidth: frames.width, tileHeight: frames.height, labelScale: fits ? scale : nil)
         guard layout.width <= PictureSize.largest, layout.height <= PictureSize.largest, layout.width * layout.height <= largestSheet else {
             throw MediaMuxError.invalidOption(
-                "a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
+                "\(output): a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
                     + "use fewer frames or a smaller size")
         }
         return (frames, layout)

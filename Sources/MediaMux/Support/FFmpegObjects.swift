@@ -154,6 +154,19 @@ final class DemuxerHandle {
         return true
     }
 
+    /// When the container's index places samples of stream `index` beyond
+    /// the end of the file (an MP4 cut short), how far: the bytes the index
+    /// needs and the bytes there are. Nil when it fits or there is no index.
+    func indexOverrun(of index: Int) -> (needed: Int64, present: Int64)? {
+        let stream = self.stream(index)
+        let count = avformat_index_get_entries_count(stream)
+        guard count > 0, let last = avformat_index_get_entry(stream, count - 1), let io = context.pointee.pb else { return nil }
+        let needed = last.pointee.pos + Int64(last.pointee.size)
+        let present = avio_size(io)
+        guard last.pointee.pos >= 0, present > 0, needed > present else { return nil }
+        return (needed, present)
+    }
+
     /// Has the demuxer skip every stream but `index` where it can.
     func keepOnly(_ index: Int) {
         for other in 0..<streamCount where other != index {
