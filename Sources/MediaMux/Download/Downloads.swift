@@ -193,8 +193,11 @@ struct Downloader {
         if options.requireAudio {
             let contentType = outcome.validators.contentType
             do {
-                let info = try await runBlocking { flag in try Prober(cancellation: flag).probe(path: path) }
-                guard !info.audioStreams.isEmpty else {
+                // MP4/M4A (what soundtracks mostly are) by its boxes; anything else through FFmpeg.
+                let hasAudio = try await runBlocking { flag in
+                    try quickTimeHasSoundTrack(path: path) ?? !Prober(cancellation: flag).probe(path: path).audioStreams.isEmpty
+                }
+                guard hasAudio else {
                     discard()
                     throw MediaMuxError.notAudio(url: url, contentType: contentType, detail: "it has no audio stream")
                 }

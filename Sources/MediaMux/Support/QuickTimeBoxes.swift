@@ -109,6 +109,33 @@ struct MovieHeaderFacts {
     }
 }
 
+/// Whether a QuickTime-family file (MP4, M4A, MOV) has a sound track, read
+/// from its moov with no FFmpeg: nil when the file does not start like one
+/// or its moov cannot be read.
+/// A cheap check for downloads, which then need no demuxer in memory.
+func quickTimeHasSoundTrack(path: String) -> Bool? {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var head = [UInt8](repeating: 0, count: 8)
+    guard pread(descriptor, &head, 8, 0) == 8,
+          ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
+    // A movie header that cannot be read is left to FFmpeg's probe, which says what is wrong.
+    guard let moov = try? readMovieBox(descriptor: descriptor) else { return nil }
+    let buffer = BoxBuffer(bytes: moov.bytes)
+    guard let tracks = try? buffer.children(of: 0..<moov.bytes.count, headerSize: moov.headerSize) else { return nil }
+    for trak in tracks where trak.type == "trak" {
+        for mdia in (try? buffer.children(of: trak.payload, headerSize: 0)) ?? [] where mdia.type == "mdia" {
+            for hdlr in (try? buffer.children(of: mdia.payload, headerSize: 0)) ?? [] where hdlr.type == "hdlr" {
+                // version and flags, pre_defined, then handler_type.
+                let at = hdlr.payload.lowerBound + 8
+                if at + 4 <= hdlr.payload.upperBound, String(decoding: moov.bytes[at..<at + 4], as: UTF8.self) == "soun" { return true }
+            }
+        }
+    }
+    return false
+}
+
 /// A byte buffer holding one box tree, with just the reads and writes the patcher needs.
 struct BoxBuffer {
     struct Box {
