@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -69,22 +70,55 @@ struct HTTPTransfer {
                     if let etag = revalidating.etag { request.headers.add(name: "If-None-Match", value: etag) }
                     if let date = revalidating.lastModified { request.headers.add(name: "If-Modified-Since", value: date) }
                 }
-                let decision: TransferDecision
-                var response: HTTPClientResponse?
+                // One exchange: the head is judged by the policy as it arrives; a
+                // body the policy wants is written as it comes, on the event loop.
+                let exchange = BodyExchange(
+                    path: partialPath, url: url, policy: policy, offset: offset, attempt: attempt,
+                    revalidating: revalidating != nil, maximumBytes: options.maximumBytes, meter: meter)
+                var failure: (any Error)?
                 do {
-                    let answer = try await client.execute(request, timeout: .hours(24))
-                    response = answer
-                    decision = policy.decide(facts(answer), requestedOffset: offset, attempt: attempt, revalidating: revalidating != nil)
+                    var head = HTTPHeaders()
+                    for (name, value) in request.headers { head.add(name: name, value: value) }
+                    let ask = try HTTPClient.Request(url: url, method: .GET, headers: head)
+                    let task = client.execute(request: ask, delegate: exchange, deadline: .now() + .hours(24))
+                    try await withTaskCancellationHandler {
+                        _ = try await task.futureResult.get()
+                    } onCancel: {
+                        task.cancel()
+                    }
                 } catch {
-                    try rethrowIfCancelled(error)
-                    decision = policy.decide(classify(error), attempt: attempt, revalidating: revalidating != nil)
+                    failure = error
                 }
-                switch decision {
+                let answer = exchange.answer
+                // What a partial file needs to be resumed later, whatever happened to the body.
+                if case .write(_, let total)? = answer?.decision, let answer {
+                    var fresh = answer.validators
+                    fresh.totalBytes = total
+                    validators = fresh
+                    try saveValidators(fresh)
+                }
+                if let failure { try rethrowIfCancelled(failure) }
+                guard let answer else {
+                    // No response at all: a connection failure, judged like one.
+                    let error = failure ?? MediaMuxError.network(url: url, reason: "no response")
+                    if let error = error as? MediaMuxError { throw error }
+                    switch policy.decide(classify(error), attempt: attempt, revalidating: revalidating != nil) {
+                    case .retry(let wait):
+                        try await Task.sleep(for: wait)
+                        continue
+                    case .fail(let error):
+                        throw error
+                    case .notModified, .complete, .restart, .write:
+                        throw MediaMuxError.network(url: url, reason: "no response")
+                    }
+                }
+                switch answer.decision {
                 case .notModified:
-                    return TransferOutcome(finalURL: finalURL(response), validators: revalidating ?? ResourceValidators(), bytes: 0,
+                    return TransferOutcome(finalURL: answer.finalURL, validators: revalidating ?? ResourceValidators(), bytes: 0,
                                            notModified: true, resumedFrom: 0, attempts: attempt)
                 case .complete(let total):
-                    return TransferOutcome(finalURL: finalURL(response), validators: validators ?? ResourceValidators(), bytes: total,
+                    meter.finish(bytes: total, total: total)
+                    return TransferOutcome(finalURL: answer.finalURL, validators: validators ?? ResourceValidators(), bytes: total,
                                            notModified: false, resumedFrom: total, attempts: attempt)
                 case .restart:
                     try truncate(partialPath, to: 0)
@@ -97,27 +131,28 @@ struct HTTPTransfer {
                 case .fail(let error):
                     throw error
                 case .write(let start, let total):
-                    guard let response else { throw MediaMuxError.network(url: url, reason: "no response") }
-                    let fresh = ResourceValidators(
-                        etag: response.headers.first(name: "ETag"),
-                        lastModified: response.headers.first(name: "Last-Modified"),
-                        contentType: response.headers.first(name: "Content-Type"),
-                        totalBytes: total)
-                    validators = fresh
-                    try saveValidators(fresh)
                     if start == 0 { resumedFrom = 0 } else if resumedFrom == 0 { resumedFrom = start }
-                    let received: Int64
-                    do {
-                        received = try await write(response.body, into: partialPath, from: start, total: total, meter: meter, policy: policy)
-                    } catch let failure as TransferFailure {
-                        let next = policy.decide(failure, attempt: attempt)
+                    // Without a length, the body ends where the connection closes (HTTP's rule
+                    // for such bodies; the parser calls that closing unexpected).
+                    let closedWithoutLength = total == nil && failure.map { Self.isClose($0) } == true
+                    if let failure, !closedWithoutLength {
+                        if let error = failure as? MediaMuxError { throw error }
+                        // Whatever broke the body, the bytes so far are kept for a resume.
+                        let broken: TransferFailure
+                        switch classify(failure) {
+                        case .idle: broken = .idle
+                        case .tls(let reason): broken = .tls(reason)
+                        default: broken = .truncated(received: answer.written, expected: total)
+                        }
+                        let next = policy.decide(broken, attempt: attempt)
                         if case .retry(let wait) = next {
                             try await Task.sleep(for: wait)
                             continue
                         }
                         if case .fail(let error) = next { throw error }
-                        continue
+                        throw MediaMuxError.network(url: url, reason: "\(broken)")
                     }
+                    let received = answer.written
                     if let next = policy.decideEnd(received: received, expected: total, attempt: attempt) {
                         if case .retry(let wait) = next {
                             try await Task.sleep(for: wait)
@@ -126,73 +161,170 @@ struct HTTPTransfer {
                         if case .fail(let error) = next { throw error }
                     }
                     meter.finish(bytes: received, total: total)
-                    return TransferOutcome(finalURL: finalURL(response), validators: fresh, bytes: received,
+                    return TransferOutcome(finalURL: answer.finalURL, validators: validators ?? answer.validators, bytes: received,
                                            notModified: false, resumedFrom: resumedFrom, attempts: attempt)
                 }
             }
         }
     }
 
-    /// Streams a body into the file at `start`, returning the file's length.
-    private func write(
-        _ body: HTTPClientResponse.Body, into path: String, from start: Int64, total: Int64?,
-        meter: ProgressMeter, policy: TransferPolicy
-    ) async throws -> Int64 {
-        // Starting over gets a new file: truncating one to zero makes ext4 write
-        // all of it back on close (its protection for replace-by-truncate).
-        if start == 0 { unlink(path) }
-        let descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
-        guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-        defer { close(descriptor) }
-        if fileSize(path) != start {
-            guard ftruncate(descriptor, off_t(start)) == 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-        }
-        var position = start
-        do {
-            for try await chunk in body {
-                try chunk.withUnsafeReadableBytes { bytes in
-                    var done = 0
-                    while done < bytes.count {
-                        let wrote = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
-                        guard wrote > 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-                        done += wrote
-                    }
-                }
-                position += Int64(chunk.readableBytes)
-                if position > options.maximumBytes { throw MediaMuxError.tooLarge(url: url, limit: options.maximumBytes) }
-                meter.report(bytes: position, total: total)
-            }
-        } catch let error as MediaMuxError {
-            throw error
-        } catch {
-            try rethrowIfCancelled(error)
-            // Whatever broke the body, the bytes so far are kept for a resume.
-            let failure = classify(error)
-            switch failure {
-            case .idle, .tls: throw failure
-            default: throw TransferFailure.truncated(received: position, expected: total)
-            }
-        }
-        return position
-    }
-
-    private func facts(_ response: HTTPClientResponse) -> ResponseFacts {
-        let range = parseContentRange(response.headers.first(name: "Content-Range"))
-        return ResponseFacts(
-            status: Int(response.status.code),
-            contentLength: response.headers.first(name: "Content-Length").flatMap { Int64($0) },
-            rangeStart: range.start,
-            rangeTotal: range.total,
-            retryAfter: response.headers.first(name: "Retry-After"))
-    }
-
-    private func finalURL(_ response: HTTPClientResponse?) -> String {
-        response?.history.last?.request.url ?? url
+    /// The connection closing under a body: the end of one without a length.
+    private static func isClose(_ error: any Error) -> Bool {
+        if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return true }
+        if let parser = error as? HTTPParserError, parser == .invalidEOFState { return true }
+        return false
     }
 
     private func rethrowIfCancelled(_ error: any Error) throws {
         if error is CancellationError || Task.isCancelled { throw MediaMuxError.cancelled(path: url) }
         if let client = error as? HTTPClientError, client == .cancelled { throw MediaMuxError.cancelled(path: url) }
+    }
+}
+
+/// The policy's view of a response head.
+func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
+    let range = parseContentRange(headers.first(name: "Content-Range"))
+    return ResponseFacts(
+        status: status,
+        contentLength: headers.first(name: "Content-Length").flatMap { Int64($0) },
+        rangeStart: range.start,
+        rangeTotal: range.total,
+        retryAfter: headers.first(name: "Retry-After"))
+}
+
+/// One request's response, taken as it arrives: the policy judges the head;
+/// a body it wants is written into the partial file chunk by chunk on the
+/// event loop (page-cache writes, as curl does in its one thread), so reading
+/// never waits for a consumer task. Any other body is not read: the request
+/// is ended at its head. State sits behind a lock: written on the event loop,
+/// read by the transfer once the request is over.
+final class BodyExchange: HTTPClientResponseDelegate, Sendable {
+    typealias Response = Void
+
+    /// What the head said and the policy decided, and what was written.
+    struct Answer {
+        var decision: TransferDecision
+        var validators: ResourceValidators
+        var finalURL: String
+        var written: Int64
+    }
+
+    /// Ends a request whose body is not wanted.
+    struct BodyNotWanted: Error {}
+
+    private struct State: ~Copyable {
+        var answer: Answer?
+        var finalURL: String
+        var descriptor: Int32 = -1
+        var position: Int64 = 0
+    }
+
+    private let path: String
+    private let url: String
+    private let policy: TransferPolicy
+    private let offset: Int64
+    private let attempt: Int
+    private let revalidating: Bool
+    private let maximumBytes: Int64
+    private let meter: ProgressMeter
+    private let state: Mutex<State>
+
+    init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter) {
+        self.path = path
+        self.url = url
+        self.policy = policy
+        self.offset = offset
+        self.attempt = attempt
+        self.revalidating = revalidating
+        self.maximumBytes = maximumBytes
+        self.meter = meter
+        state = Mutex(State(finalURL: url))
+    }
+
+    deinit {
+        state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
+    }
+
+    var answer: Answer? { state.withLock { $0.answer } }
+
+    func didVisitURL(task: HTTPClient.Task<Void>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        state.withLock { $0.finalURL = request.url.absoluteString }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let decision = policy.decide(
+            responseFacts(status: Int(head.status.code), headers: head.headers), requestedOffset: offset, attempt: attempt,
+            revalidating: revalidating)
+        let validators = ResourceValidators(
+            etag: head.headers.first(name: "ETag"), lastModified: head.headers.first(name: "Last-Modified"),
+            contentType: head.headers.first(name: "Content-Type"), totalBytes: nil)
+        do {
+            try state.withLock { state in
+                state.answer = Answer(decision: decision, validators: validators, finalURL: state.finalURL, written: 0)
+                guard case .write(let start, _) = decision else { throw BodyNotWanted() }
+                state.descriptor = try openPartial(from: start)
+                state.position = start
+                state.answer?.written = start
+            }
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        do {
+            try state.withLock { state in
+                guard state.descriptor >= 0, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
+                let position = state.position
+                try buffer.withUnsafeReadableBytes { bytes in
+                    var done = 0
+                    while done < bytes.count {
+                        let wrote = pwrite(state.descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
+                        if wrote < 0 && errno == EINTR { continue }
+                        guard wrote > 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+                        done += wrote
+                    }
+                }
+                state.position += Int64(buffer.readableBytes)
+                state.answer?.written = state.position
+                if state.position > maximumBytes { throw MediaMuxError.tooLarge(url: url, limit: maximumBytes) }
+                meter.report(bytes: state.position, total: total)
+            }
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        closeFile()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        closeFile()
+    }
+
+    private func closeFile() {
+        state.withLock { state in
+            if state.descriptor >= 0 { close(state.descriptor) }
+            state.descriptor = -1
+        }
+    }
+
+    /// The partial file, ready for bytes from `start` on. Starting over gets a
+    /// new file: truncating one to zero makes ext4 write all of it back on
+    /// close (its protection for replace-by-truncate).
+    private func openPartial(from start: Int64) throws -> Int32 {
+        if start == 0 { unlink(path) }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+        if fileSize(path) != start, ftruncate(descriptor, off_t(start)) != 0 {
+            let reason = systemErrorText()
+            close(descriptor)
+            throw MediaMuxError.cache(path: path, reason: reason)
+        }
+        return descriptor
     }
 }
 
@@ -235,13 +367,18 @@ private func tlsReason(_ text: String) -> String {
 }
 
 /// Progress at most ten times a second, with a rate over the last half second.
-/// Used by one transfer's task only.
-final class ProgressMeter {
+/// Reported from the event loop while a body arrives, finished by the
+/// transfer's task: the state is behind a lock.
+final class ProgressMeter: Sendable {
+    private struct Window {
+        var lastReport: ContinuousClock.Instant?
+        var start: (ContinuousClock.Instant, Int64)?
+        var rate: Double = 0
+    }
+
     private let sink: (@Sendable (DownloadProgress) -> Void)?
     private let clock = ContinuousClock()
-    private var lastReport: ContinuousClock.Instant?
-    private var windowStart: (ContinuousClock.Instant, Int64)?
-    private var rate: Double = 0
+    private let window = Mutex(Window())
 
     init(sink: (@Sendable (DownloadProgress) -> Void)?) {
         self.sink = sink
@@ -250,25 +387,29 @@ final class ProgressMeter {
     func report(bytes: Int64, total: Int64?) {
         guard let sink else { return }
         let now = clock.now
-        if let (start, startBytes) = windowStart {
-            let elapsed = (now - start).seconds
-            if elapsed >= 0.5 {
-                rate = Double(bytes - startBytes) / elapsed
-                windowStart = (now, bytes)
+        let due: DownloadProgress? = window.withLock { window in
+            if let (start, startBytes) = window.start {
+                let elapsed = (now - start).seconds
+                if elapsed >= 0.5 {
+                    window.rate = Double(bytes - startBytes) / elapsed
+                    window.start = (now, bytes)
+                }
+            } else {
+                window.start = (now, bytes)
             }
-        } else {
-            windowStart = (now, bytes)
+            if let last = window.lastReport, now - last < .milliseconds(100) { return nil }
+            window.lastReport = now
+            return Self.progress(bytes: bytes, total: total, rate: window.rate)
         }
-        if let lastReport, now - lastReport < .milliseconds(100) { return }
-        lastReport = now
-        sink(progressValue(bytes: bytes, total: total))
+        if let due { sink(due) }
     }
 
     func finish(bytes: Int64, total: Int64?) {
-        sink?(progressValue(bytes: bytes, total: total ?? bytes))
+        let rate = window.withLock { $0.rate }
+        sink?(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
     }
 
-    private func progressValue(bytes: Int64, total: Int64?) -> DownloadProgress {
+    private static func progress(bytes: Int64, total: Int64?, rate: Double) -> DownloadProgress {
         let remaining = total.flatMap { rate > 0 ? Double(max($0 - bytes, 0)) / rate : nil }
         return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, secondsRemaining: remaining)
     }
