@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +54,26 @@ struct HTTPTransfer {
         // A refused connection is one failed attempt; the policy decides on retries.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = .http1Only
-        return try await HTTPClient.withHTTPClient(configuration: configuration) { client in
+        // An event loop of its own: bodies are written to disk from it, which
+        // must not hold up other users of the shared one (a server, say).
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            let outcome = try await attempts(configuration: configuration, on: loop, policy: policy, known: known,
+                                             revalidating: revalidating, saveValidators: saveValidators)
+            try? await loop.shutdownGracefully()
+            return outcome
+        } catch {
+            try? await loop.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Requests until the policy says the transfer is done or failed.
+    private func attempts(
+        configuration: HTTPClient.Configuration, on loop: MultiThreadedEventLoopGroup, policy: TransferPolicy,
+        known: ResourceValidators?, revalidating: ResourceValidators?, saveValidators: (ResourceValidators) throws -> Void
+    ) async throws -> TransferOutcome {
+        try await HTTPClient.withHTTPClient(eventLoopGroup: loop, configuration: configuration) { client in
             var validators = known
             var attempt = 0
             var resumedFrom: Int64 = 0
