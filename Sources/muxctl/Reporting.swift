@@ -92,9 +92,12 @@ final class SignalWatcher {
         }
     }
 
+    /// Stops watching. The signals stay ignored for the moments the process
+    /// has left (printing its report): restoring the default would let a
+    /// signal that raced the end of the work kill a process whose output is
+    /// already complete, with a signal's exit status.
     func stop() {
         sources.forEach { $0.cancel() }
-        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
     }
 }
 

@@ -757,6 +757,23 @@ struct DownloadTests {
         }
     }
 
+    /// A chunked body cut before its last chunk is a cut, not the end: the
+    /// transfer resumes and the file is whole.
+    @Test func cutChunkedBodyIsNotTakenAsComplete() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.chunkedCut(bytes: 300_000)])
+            let result = try await MediaMux.download(server.url("/big.mp4"), options: Self.options(folder))
+            #expect(result.attempts >= 2)
+            #expect(result.bytes == Int64(Self.big.count))
+            #expect(try Self.sha256(file: result.path) == Self.bigHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count >= 2)
+            #expect(requests[0].header("Range") == nil)
+            #expect(requests[1].header("Range") != nil, "the second request resumes")
+        }
+    }
+
     @Test func concurrentDownloadsOfOneURLFetchItOnce() async throws {
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")

@@ -112,7 +112,7 @@ struct Downloader {
         let key = cache.key(for: url)
         return try await cache.withLock(key) {
             let transfer = HTTPTransfer(url: url, partialPath: cache.partialPath(key), options: options, progress: progress)
-            let save = { (validators: ResourceValidators) in try cache.savePartialValidators(key, validators) }
+            let save: @Sendable (ResourceValidators) throws -> Void = { try cache.savePartialValidators(key, $0) }
             if let record = cache.record(key) {
                 let outcome: TransferOutcome
                 do {

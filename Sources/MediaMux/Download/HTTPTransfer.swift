@@ -44,7 +44,12 @@ struct HTTPTransfer {
 
     /// `known`: validators of the partial file's resource, if any.
     /// `revalidating`: validators of a complete cached copy, to send as If-None-Match / If-Modified-Since.
-    func run(known: ResourceValidators?, revalidating: ResourceValidators?, saveValidators: (ResourceValidators) throws -> Void) async throws -> TransferOutcome {
+    /// `saveValidators` records what a partial file holds; it runs on the event
+    /// loop when a body is accepted, before its first byte is written.
+    func run(
+        known: ResourceValidators?, revalidating: ResourceValidators?,
+        saveValidators: @escaping @Sendable (ResourceValidators) throws -> Void
+    ) async throws -> TransferOutcome {
         let policy = TransferPolicy(
             url: url, maximumAttempts: options.maximumAttempts, retryDelay: options.retryDelay, maximumBytes: options.maximumBytes)
         var configuration = HTTPClient.Configuration(
@@ -71,7 +76,8 @@ struct HTTPTransfer {
     /// Requests until the policy says the transfer is done or failed.
     private func attempts(
         configuration: HTTPClient.Configuration, on loop: MultiThreadedEventLoopGroup, policy: TransferPolicy,
-        known: ResourceValidators?, revalidating: ResourceValidators?, saveValidators: (ResourceValidators) throws -> Void
+        known: ResourceValidators?, revalidating: ResourceValidators?,
+        saveValidators: @escaping @Sendable (ResourceValidators) throws -> Void
     ) async throws -> TransferOutcome {
         try await HTTPClient.withHTTPClient(eventLoopGroup: loop, configuration: configuration) { client in
             var validators = known
@@ -94,7 +100,7 @@ struct HTTPTransfer {
                 // body the policy wants is written as it comes, on the event loop.
                 let exchange = BodyExchange(
                     path: partialPath, url: url, policy: policy, offset: offset, attempt: attempt,
-                    revalidating: revalidating != nil, maximumBytes: options.maximumBytes, meter: meter)
+                    revalidating: revalidating != nil, maximumBytes: options.maximumBytes, meter: meter, save: saveValidators)
                 var failure: (any Error)?
                 do {
                     var head = HTTPHeaders()
@@ -110,13 +116,7 @@ struct HTTPTransfer {
                     failure = error
                 }
                 let answer = exchange.answer
-                // What a partial file needs to be resumed later, whatever happened to the body.
-                if case .write(_, let total)? = answer?.decision, let answer {
-                    var fresh = answer.validators
-                    fresh.totalBytes = total
-                    validators = fresh
-                    try saveValidators(fresh)
-                }
+                if case .write? = answer?.decision, let answer { validators = answer.validators }
                 if let failure { try rethrowIfCancelled(failure) }
                 guard let answer else {
                     // No response at all: a connection failure, judged like one.
@@ -152,10 +152,9 @@ struct HTTPTransfer {
                     throw error
                 case .write(let start, let total):
                     if start == 0 { resumedFrom = 0 } else if resumedFrom == 0 { resumedFrom = start }
-                    // Without a length, the body ends where the connection closes (HTTP's rule
-                    // for such bodies; the parser calls that closing unexpected).
-                    let closedWithoutLength = total == nil && failure.map { Self.isClose($0) } == true
-                    if let failure, !closedWithoutLength {
+                    // A body framed by the connection's close ends cleanly in the parser;
+                    // an error here is a cut (Content-Length or chunked body short).
+                    if let failure {
                         if let error = failure as? MediaMuxError { throw error }
                         // Whatever broke the body, the bytes so far are kept for a resume.
                         let broken: TransferFailure
@@ -173,6 +172,9 @@ struct HTTPTransfer {
                         throw MediaMuxError.network(url: url, reason: "\(broken)")
                     }
                     let received = answer.written
+                    // The delegate refuses an oversized body; a refusal can be lost when the
+                    // connection fails at the same moment, so the size is checked again.
+                    if received > options.maximumBytes { throw MediaMuxError.tooLarge(url: url, limit: options.maximumBytes) }
                     if let next = policy.decideEnd(received: received, expected: total, attempt: attempt) {
                         if case .retry(let wait) = next {
                             try await Task.sleep(for: wait)
@@ -186,13 +188,6 @@ struct HTTPTransfer {
                 }
             }
         }
-    }
-
-    /// The connection closing under a body: the end of one without a length.
-    private static func isClose(_ error: any Error) -> Bool {
-        if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return true }
-        if let parser = error as? HTTPParserError, parser == .invalidEOFState { return true }
-        return false
     }
 
     private func rethrowIfCancelled(_ error: any Error) throws {
@@ -247,9 +242,12 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let revalidating: Bool
     private let maximumBytes: Int64
     private let meter: ProgressMeter
+    private let save: @Sendable (ResourceValidators) throws -> Void
     private let state: Mutex<State>
 
-    init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter) {
+    init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
+        save: @escaping @Sendable (ResourceValidators) throws -> Void
+    ) {
         self.path = path
         self.url = url
         self.policy = policy
@@ -258,6 +256,7 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         self.revalidating = revalidating
         self.maximumBytes = maximumBytes
         self.meter = meter
+        self.save = save
         state = Mutex(State(finalURL: url))
     }
 
@@ -275,13 +274,17 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         let decision = policy.decide(
             responseFacts(status: Int(head.status.code), headers: head.headers), requestedOffset: offset, attempt: attempt,
             revalidating: revalidating)
-        let validators = ResourceValidators(
+        var validators = ResourceValidators(
             etag: head.headers.first(name: "ETag"), lastModified: head.headers.first(name: "Last-Modified"),
             contentType: head.headers.first(name: "Content-Type"), totalBytes: nil)
+        if case .write(_, let total) = decision { validators.totalBytes = total }
         do {
             try state.withLock { state in
                 state.answer = Answer(decision: decision, validators: validators, finalURL: state.finalURL, written: 0)
                 guard case .write(let start, _) = decision else { throw BodyNotWanted() }
+                // What the partial file will hold is on record before its first byte,
+                // so even a killed process leaves a partial that resumes correctly.
+                try save(validators)
                 state.descriptor = try openPartial(from: start)
                 state.position = start
                 state.answer?.written = start
@@ -293,8 +296,9 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let reached: (position: Int64, total: Int64?)
         do {
-            try state.withLock { state in
+            reached = try state.withLock { state in
                 guard state.descriptor >= 0, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
                 let position = state.position
                 try buffer.withUnsafeReadableBytes { bytes in
@@ -309,11 +313,13 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
                 state.position += Int64(buffer.readableBytes)
                 state.answer?.written = state.position
                 if state.position > maximumBytes { throw MediaMuxError.tooLarge(url: url, limit: maximumBytes) }
-                meter.report(bytes: state.position, total: total)
+                return (state.position, total)
             }
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
+        // Outside the lock: the caller's progress handler runs here, on the event loop.
+        meter.report(bytes: reached.position, total: reached.total)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

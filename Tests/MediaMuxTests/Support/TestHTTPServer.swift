@@ -26,8 +26,11 @@ final class TestHTTPServer: Sendable {
         case replaceBody([UInt8], etag: String)
         /// Content-Length declared as real + extra; the real body is sent, then the connection is closed.
         case wrongContentLength(extra: Int)
-        /// No Content-Length: the body ends when the server closes the connection.
+        /// No Content-Length: an HTTP/1.0 answer whose body ends when the server
+        /// closes the connection.
         case noContentLength
+        /// A chunked body cut after `bytes`, without its last chunk: a truncated body.
+        case chunkedCut(bytes: Int)
         /// A small HTML page with Content-Type text/html.
         case html(status: Int = 200)
         /// `{"error":"not found"}` with 200 and application/json.
@@ -191,6 +194,8 @@ final class TestHTTPServerState: Sendable {
         var body: ArraySlice<UInt8>
         var ending: Ending = .complete
         var delay: Double = 0
+        /// Answer as HTTP/1.0, so a body without Content-Length goes unframed (not chunked).
+        var http10 = false
     }
 
     let storage = Mutex(Storage())
@@ -266,6 +271,11 @@ final class TestHTTPServerState: Sendable {
                 plan = Self.normal(&storage, key: key, head: head)
                 plan.headers.removeAll { $0.0.lowercased() == "content-length" }
                 plan.ending = .closeAfterBody
+                plan.http10 = true
+            case .chunkedCut(let bytes):
+                plan = Self.normal(&storage, key: key, head: head)
+                plan.headers.removeAll { $0.0.lowercased() == "content-length" }
+                plan.ending = .cut(max(0, bytes))
             case .html(let status):
                 let page = "<!DOCTYPE html>\n<html><head><title>Error</title></head>"
                     + "<body><h1>Something went wrong</h1><p>Please try again later.</p></body></html>\n"
@@ -510,7 +520,7 @@ private final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHand
         } else if request.version.major == 1, request.version.minor == 0 {
             headers.replaceOrAdd(name: "Connection", value: "keep-alive")
         }
-        let version = request.version.major == 1 && request.version.minor == 0 ? HTTPVersion.http1_0 : .http1_1
+        let version = plan.http10 || (request.version.major == 1 && request.version.minor == 0) ? HTTPVersion.http1_0 : .http1_1
         let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: plan.status), headers: headers)
         state.update(index) { $0.status = plan.status }
         inFlight = index
