@@ -258,9 +258,12 @@ private final class AudioTrackEncoder {
         resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: plan.input)
         queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(audio.channels), path: plan.input)
 
-        // Start at the clip's start: every audio packet is a keyframe.
-        if plan.start > 0 {
-            let seconds = plan.frames.zero.seconds + plan.start
+        // Start a little before the clip: every audio packet is a keyframe, but
+        // the first frame decoded after a seek lacks the overlap of the one
+        // before it (MDCT codecs), so that frame falls before the clip and is cut.
+        let preRoll = 0.25
+        if plan.start > preRoll {
+            let seconds = plan.frames.zero.seconds + plan.start - preRoll
             let target = Int64((seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
             _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
         }
