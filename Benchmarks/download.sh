@@ -154,10 +154,7 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 
 declare -A W M
-for name in "${NAMES[@]}"; do
-    W[$name]=$(printf '%s' "${WALL[$name]}" | median)
-    M[$name]=$(med_mib "${RSS[$name]}")
-done
+medians "${NAMES[@]}"
 SIZE=$(size_mib "$AV_LONG")
 row() { # LABEL NAME
     printf '%-40s %9s %8s %15s %14s\n' "$1" "${W[$2]}" \

@@ -102,6 +102,16 @@ timed() {
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # med_mib LIST: median of a newline-separated list of KiB, in MiB.
 med_mib() { printf '%s' "$1" | median | awk '{ printf "%.1f", $1 / 1024 }'; }
+# medians NAME...: W[NAME] = median wall seconds, M[NAME] = median peak RSS
+# in MiB, from the newline-separated lists WALL[NAME] and RSS[NAME]. The
+# caller declares the four associative arrays.
+medians() {
+    local name
+    for name in "$@"; do
+        W[$name]=$(printf '%s' "${WALL[$name]}" | median)
+        M[$name]=$(med_mib "${RSS[$name]}")
+    done
+}
 size_mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "inf" }'; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }

@@ -113,10 +113,7 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 
 declare -A W M
-for name in "${NAMES[@]}"; do
-    W[$name]=$(printf '%s' "${WALL[$name]}" | median)
-    M[$name]=$(med_mib "${RSS[$name]}")
-done
+medians "${NAMES[@]}"
 has() { [[ " ${NAMES[*]} " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- sanity
