@@ -212,6 +212,18 @@ first_pts=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts -of csv=p
 (( first_pts < 0 )) || fail "h264_negative_start.mp4: first packet pts $first_pts is not negative"
 
 # --------------------------------------------------------------------------
+step "h264_negative_cts_tail.mp4 (ctts v1 whose deepest offset is in its last two entries)"
+# Five frames, I P B b b with a B-pyramid, written with negative composition
+# offsets: ctts 1x0 1x1024 2x-512 1x0. FFmpeg 5.1's mov demuxer takes its DTS
+# shift from all ctts entries but the last two, so it hands out the two b
+# frames with pts < dts, which its muxers refuse (EINVAL): the way iPhone
+# Dolby Vision clips fail.
+"${FF[@]}" -f lavfi -i "testsrc2=size=64x48:rate=25" -frames:v 5 -c:v libx264 -preset medium -crf 35 -bf 3 -b_strategy 0 \
+  -x264-params b-pyramid=normal:keyint=4 -pix_fmt yuv420p -movflags negative_cts_offsets "${BX[@]}" h264_negative_cts_tail.mp4
+late=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts,dts -of csv=p=0 h264_negative_cts_tail.mp4 | awk -F, '$1 < $2' | wc -l)
+(( late == 2 )) || fail "h264_negative_cts_tail.mp4: $late packets with pts < dts, expected 2"
+
+# --------------------------------------------------------------------------
 step "audio: aac_7s.m4a, aac_2s.m4a, mp3_5s.mp3, opus_5s.webm, opus_5s.ogg, pcm_2s.wav"
 "${FF[@]}" -f lavfi -i "$(src_sine 440 44100 7.3)" -ac 2 -c:a aac -b:a 32k "${BX[@]}" aac_7s.m4a
 "${FF[@]}" -f lavfi -i "$(src_sine 660 48000 2)" -c:a aac -b:a 24k "${BX[@]}" aac_2s.m4a
@@ -423,7 +435,7 @@ EOF
 # --------------------------------------------------------------------------
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
-           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 aac_7s.m4a aac_2s.m4a
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
@@ -433,5 +445,8 @@ all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
 echo "   whole TestMedia folder: $all_total bytes"
 (( syn_total < 550000 )) || fail "synthetic fixtures too big: $syn_total bytes"
-(( all_total < 5000000 )) || fail "TestMedia too big: $all_total bytes"
+# 15 MB in all; the room above the first 5 MB is for real files only (real/).
+real_total=$(du -sb "$DIR/real" | cut -f1)
+(( all_total - real_total < 5000000 )) || fail "TestMedia without real/ too big: $((all_total - real_total)) bytes"
+(( all_total < 15000000 )) || fail "TestMedia too big: $all_total bytes"
 echo "OK"

@@ -34,6 +34,8 @@ struct MergeTests {
         Case(video: "hevc_hev1.mp4", audio: "aac_7s.m4a", seconds: 2.0, videoTag: "hvc1"),
         // Variable frame rate: the movie header says 2.5 s.
         Case(video: "h264_vfr.mp4", audio: "aac_7s.m4a", seconds: 2.5),
+        // ctts v1 whose deepest offset FFmpeg 5.1 misses: 5 frames at 25 fps.
+        Case(video: "h264_negative_cts_tail.mp4", audio: "aac_7s.m4a", seconds: 0.2, videoTag: "avc1"),
         // Edit list starting on a non-keyframe: elst 2900 ms.
         Case(video: "h264_negative_start.mp4", audio: "aac_7s.m4a", seconds: 2.9),
         // Matroska video 3 s long, starting 23 ms after its own audio: shown from 0 with the MP3.

@@ -43,6 +43,22 @@ public struct MergePlan: Sendable, Equatable {
         /// Shorten the last sample to end exactly at the end (audio), rather
         /// than keep whole frames and hide the rest with the edit list (video).
         public var trimsLastSample: Bool
+        /// Where the packets' times come from.
+        public var timestamps: Timestamps = .demuxer
+        /// Mark the first copied sample as a sync sample when its bitstream
+        /// starts there (an H.264 IDR, an HEVC IRAP picture) but the source's
+        /// sync table leaves it out, so that players can start decoding at it.
+        public var marksFirstRandomAccessPoint = false
+    }
+
+    public enum Timestamps: Sendable, Equatable {
+        /// As the demuxer hands them out, with the source's edit list applied by it.
+        case demuxer
+        /// The media's own decode and composition times (the edit list left
+        /// to `origin` and the plan), decode times lowered by `decodeShift`
+        /// ticks so that no sample is presented before it is decoded. The
+        /// presentation times, and so every frame's moment, stay as they are.
+        case media(decodeShift: Int64)
     }
 
     public var outputPath: String

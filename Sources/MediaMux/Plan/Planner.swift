@@ -134,6 +134,16 @@ public struct MergePlanner: Sendable {
             throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
         }
         var origin = stream.origin
+        var sampleCount = stream.packetCount
+        var timestamps = MergePlan.Timestamps.demuxer
+        if kind == .video, let media = stream.mediaTimeline {
+            // The sample table's own times: exact where FFmpeg's edit-list
+            // handling is not, and every sample copied however deep its
+            // composition offset. Leading empty edits count as `start`, as below.
+            origin = media.start - start
+            sampleCount = media.sampleCount ?? sampleCount
+            timestamps = .media(decodeShift: media.presentationLead)
+        }
         // The video's first frame is shown at zero. A late start in its file only
         // placed it against that file's own audio, which a merge does not copy.
         if kind == .video, start > .zero() {
@@ -141,7 +151,7 @@ public struct MergePlanner: Sendable {
             end = end - start
             start = .zero()
         }
-        return MergePlan.Track(
+        var track = MergePlan.Track(
             path: info.path,
             streamIndex: stream.index,
             codec: stream.codec,
@@ -151,10 +161,13 @@ public struct MergePlanner: Sendable {
             origin: origin,
             sourceStart: max(start, .zero()),
             sourceEnd: end,
-            sampleCount: stream.packetCount,
+            sampleCount: sampleCount,
             headerBytes: stream.headerBytes,
             // Audio frames can end mid-frame (players trim them); a video frame keeps its references instead.
             trimsLastSample: kind == .audio)
+        track.timestamps = timestamps
+        track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
+        return track
     }
 
     /// Room for the moov box, when every track's sample count is known: an

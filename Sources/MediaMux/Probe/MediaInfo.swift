@@ -72,6 +72,10 @@ public struct StreamInfo: Sendable, Equatable {
     /// Encoder priming in samples, where the file declares it.
     public var priming: Int?
 
+    /// The track's own timeline from its sample table, for MP4/MOV tracks
+    /// whose edits one output edit can repeat; nil elsewhere.
+    var mediaTimeline: MediaTimeline?
+
     /// `end - start`, when both are known.
     public var duration: MediaTime? {
         guard let start, let end else { return nil }
@@ -98,4 +102,19 @@ public struct PixelAspect: Sendable, Equatable {
 
     public var isSquare: Bool { width == height }
     public var ratio: Double { Double(width) / Double(height) }
+}
+
+/// An MP4/MOV track's timing as its sample table and edit list state it,
+/// independent of how a demuxer interprets them. FFmpeg 5.1 misplaces the
+/// start of an edit list over negative composition offsets (by 0.35 s in an
+/// iPhone clip), and presents some samples before their decode time when the
+/// deepest offset is in the last two ctts entries.
+struct MediaTimeline: Sendable, Equatable {
+    /// Where the presentation starts, in the media's composition time.
+    var start: MediaTime
+    /// The deepest a sample is presented before it is decoded, in ticks of
+    /// the track's time base; 0 when none is.
+    var presentationLead: Int64
+    /// Samples in the track.
+    var sampleCount: Int?
 }

@@ -100,6 +100,15 @@ struct Prober {
             streams[i].start = start
             streams[i].end = end
             streams[i].timing = .container
+            if let track, track.isSingleSegment, track.mediaStart >= 0, streams[i].kind == .video {
+                let (startValue, overflow) = track.mediaStart.multipliedReportingOverflow(by: scale.value)
+                if !overflow {
+                    streams[i].mediaTimeline = MediaTimeline(
+                        start: MediaTime(value: startValue, timescale: scale.timescale),
+                        presentationLead: max(0, -track.leastCompositionOffset),
+                        sampleCount: track.sampleCount)
+                }
+            }
             // The index after edit-list processing: exactly the packets the demuxer will deliver.
             let indexed = Int(avformat_index_get_entries_count(demuxer.stream(i)))
             if indexed > 0 { streams[i].packetCount = indexed }

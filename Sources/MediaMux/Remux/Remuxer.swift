@@ -43,7 +43,8 @@ final class Remuxer {
         let temporary = TemporaryOutput(finalPath: plan.outputPath)
         defer { temporary.discard() }
 
-        let videoInput = try DemuxerHandle(path: plan.video.path, cancellation: cancellation)
+        let videoInput = try DemuxerHandle(
+            path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
         let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput)

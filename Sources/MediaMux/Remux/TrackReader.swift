@@ -7,6 +7,10 @@ internal import CFFmpeg
 /// every packet decoded before a kept one (with B-frames a frame shown before
 /// the end can depend on one shown after it; the edit list hides that one).
 /// Once a packet's DTS reaches the end nothing later can be shown before it.
+///
+/// On the media's own timeline (`Timestamps.media`) the demuxer ignores the
+/// edit list, so the reader also drops what lies before the start: every
+/// packet decoded before the last keyframe shown at or before it.
 final class TrackReader {
     let demuxer: DemuxerHandle
     let streamIndex: Int32
@@ -16,6 +20,15 @@ final class TrackReader {
     private let originTick: Int64
     /// Audio frames are trimmed so that the last one ends exactly at the end.
     private let trimsLastDuration: Bool
+    /// `.media`: ticks each DTS is lowered by, beyond undoing the demuxer's own shift.
+    private let decodeShift: Int64?
+    /// The demuxer's DTS of the first sample, which decodes at 0 on the media timeline.
+    private var demuxerDecodeBase: Int64?
+    private let marksFirstRandomAccessPoint: Bool
+    private let codec: String
+    /// Packets before the start, from the last keyframe seen at or before it.
+    private var leadIn: [PacketBuffer] = []
+    private var trimsLeadIn: Bool
     private var waiting: [PacketBuffer] = []
     private var ready: [PacketBuffer] = []
     private var readyIndex = 0
@@ -39,6 +52,15 @@ final class TrackReader {
         originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
         endTick = end.ticks(in: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
+        if case .media(let shift) = track.timestamps {
+            decodeShift = shift
+            trimsLeadIn = true
+        } else {
+            decodeShift = nil
+            trimsLeadIn = false
+        }
+        marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
+        codec = track.codec
         demuxer.keepOnly(track.streamIndex)
     }
 
@@ -103,6 +125,7 @@ final class TrackReader {
             let leftovers = undated
             undated.removeAll()
             leftovers.forEach(accept)
+            endLeadIn()
             reachedEndOfFile = true
             finish(returning: buffer)
             return
@@ -113,9 +136,22 @@ final class TrackReader {
             return
         }
         packetsRead += 1
+        if packetsRead == 1, marksFirstRandomAccessPoint { markIfRandomAccessPoint(packet) }
         if packet.pointee.pts == noTimestamp { packet.pointee.pts = packet.pointee.dts }
         guard packet.pointee.pts != noTimestamp else {
             throw MediaMuxError.damaged(path: demuxer.path, detail: "a packet of stream \(streamIndex) has no timestamp")
+        }
+        if let decodeShift, packet.pointee.dts != noTimestamp {
+            // With the edit list ignored, the demuxer's first DTS is minus the
+            // shift it chose itself; the media timeline puts it at 0.
+            let base = demuxerDecodeBase ?? packet.pointee.dts
+            demuxerDecodeBase = base
+            packet.pointee.dts = packet.pointee.dts &- base &- decodeShift
+        }
+        if packet.pointee.dts != noTimestamp, packet.pointee.pts < packet.pointee.dts {
+            throw MediaMuxError.damaged(
+                path: demuxer.path,
+                detail: "a frame of stream \(streamIndex) is shown before it is decoded, by more than the file's composition offsets declare")
         }
         if packet.pointee.dts == noTimestamp {
             if let lastDTS {
@@ -156,6 +192,43 @@ final class TrackReader {
             spare.append(buffer)
             return
         }
+        if trimsLeadIn, holdsInLeadIn(buffer) { return }
+        cut(buffer)
+    }
+
+    /// Before the start (0 on the output timeline) only the packets from the
+    /// last keyframe presented at or before it are needed. A keyframe shown
+    /// after it, or any packet decoded after it, ends the lead-in: no later
+    /// keyframe can be shown at or before the start.
+    private func holdsInLeadIn(_ buffer: PacketBuffer) -> Bool {
+        let packet = buffer.pointer.pointee
+        let isKeyframe = (packet.flags & AV_PKT_FLAG_KEY) != 0
+        if isKeyframe, packet.pts <= 0 {
+            spare.append(contentsOf: leadIn)
+            leadIn.removeAll(keepingCapacity: true)
+        }
+        if (isKeyframe && packet.pts > 0) || packet.dts > 0 {
+            endLeadIn()
+            return false
+        }
+        leadIn.append(buffer)
+        return true
+    }
+
+    private func endLeadIn() {
+        trimsLeadIn = false
+        let held = leadIn
+        leadIn.removeAll()
+        held.forEach(cut)
+    }
+
+    /// Keeps a packet presented before the end and those decoded before it.
+    private func cut(_ buffer: PacketBuffer) {
+        let packet = buffer.pointer
+        guard !finished else {
+            spare.append(buffer)
+            return
+        }
         if packet.pointee.dts >= endTick {
             finish(returning: buffer)
             return
@@ -170,6 +243,19 @@ final class TrackReader {
         ready.append(contentsOf: waiting)
         waiting.removeAll(keepingCapacity: true)
         ready.append(buffer)
+    }
+
+    /// Sets the keyframe flag on a packet whose bitstream starts a coded
+    /// sequence although the container did not mark it.
+    private func markIfRandomAccessPoint(_ packet: UnsafeMutablePointer<AVPacket>) {
+        guard (packet.pointee.flags & AV_PKT_FLAG_KEY) == 0, let data = packet.pointee.data, packet.pointee.size > 0 else { return }
+        let parameters = demuxer.stream(Int(streamIndex)).pointee.codecpar.pointee
+        guard let extradata = parameters.extradata, parameters.extradata_size > 0 else { return }
+        let configuration = UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size))
+        let sample = UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))
+        if RandomAccess.startsDecoding(codec: codec, configuration: configuration, sample: sample) {
+            packet.pointee.flags |= AV_PKT_FLAG_KEY
+        }
     }
 
     private func finish(returning buffer: PacketBuffer) {

@@ -25,7 +25,9 @@ final class DemuxerHandle {
     /// image sequences and text "formats" from ever opening other files.
     static let allowedFormats = "mov,matroska,webm,mp3,aac,ogg,wav,flac,mpegts,avi,caf,aiff,w64"
 
-    init(path: String, cancellation: CancellationFlag = CancellationFlag()) throws {
+    /// `ignoringEditLists`: MP4/MOV samples keep the times their sample
+    /// tables give them, for a caller that applies the edit list itself.
+    init(path: String, cancellation: CancellationFlag = CancellationFlag(), ignoringEditLists: Bool = false) throws {
         try checkReadableFile(path)
         self.path = path
         self.cancellation = cancellation
@@ -43,6 +45,7 @@ final class DemuxerHandle {
         av_dict_set(&options, "format_whitelist", Self.allowedFormats, 0)
         av_dict_set(&options, "probesize", "10000000", 0)
         av_dict_set(&options, "analyzeduration", "10000000", 0)
+        if ignoringEditLists { av_dict_set(&options, "ignore_editlist", "1", 0) }
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
         // On failure avformat_open_input frees the context itself.

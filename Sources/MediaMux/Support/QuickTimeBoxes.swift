@@ -61,6 +61,17 @@ struct MovieHeaderFacts {
         /// Leading empty edits: how late the track starts, in the movie timescale.
         var delay: Int64
         var hasEditList: Bool
+        /// Where in the media (track timescale) the first non-empty edit starts
+        /// presenting; 0 without an edit list.
+        var mediaStart: Int64 = 0
+        /// True when the edits are at most some empty ones followed by one
+        /// segment played at normal rate: a timeline one output edit can repeat.
+        var isSingleSegment = true
+        /// Samples in the track's sample table (stsz).
+        var sampleCount: Int?
+        /// The smallest composition offset (ctts, read as signed in either
+        /// version, as writers store negatives in version 0 too); 0 without ctts.
+        var leastCompositionOffset: Int64 = 0
     }
 
     var movieTimescale: Int64
@@ -90,22 +101,56 @@ struct MovieHeaderFacts {
                         track.duration = wide ? try buffer.int64(at: start + 28) : Int64(try buffer.uint32(at: start + 20))
                     } else if box.type == "edts" {
                         for list in try buffer.children(of: box.payload, headerSize: 0) where list.type == "elst" {
-                            let edits = try buffer.editList(list)
-                            track.hasEditList = !edits.isEmpty
-                            var delay: Int64 = 0
-                            for edit in edits.prefix(while: { $0.mediaTime == -1 }) {
-                                let (sum, overflow) = delay.addingReportingOverflow(edit.duration)
-                                guard !overflow, edit.duration >= 0 else { throw BoxFailure.malformed("edit durations overflow") }
-                                delay = sum
-                            }
-                            track.delay = delay
+                            try Self.read(edits: buffer.editList(list), into: &track)
                         }
+                    } else if box.type == "mdia" {
+                        try Self.readSampleTable(buffer, mdia: box, into: &track)
                     }
                 }
                 if let id { tracks[id] = track }
             }
         }
         guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
+    }
+
+    private static func read(edits: [BoxBuffer.Edit], into track: inout Track) throws {
+        track.hasEditList = !edits.isEmpty
+        var delay: Int64 = 0
+        let empty = edits.prefix(while: { $0.mediaTime == -1 })
+        for edit in empty {
+            let (sum, overflow) = delay.addingReportingOverflow(edit.duration)
+            guard !overflow, edit.duration >= 0 else { throw BoxFailure.malformed("edit durations overflow") }
+            delay = sum
+        }
+        track.delay = delay
+        let segments = edits.dropFirst(empty.count)
+        track.mediaStart = segments.first?.mediaTime ?? 0
+        track.isSingleSegment = segments.count <= 1 && segments.allSatisfy { $0.rate == BoxBuffer.Edit.normalRate }
+    }
+
+    /// The sample count and least composition offset, from mdia/minf/stbl.
+    private static func readSampleTable(_ buffer: BoxBuffer, mdia: BoxBuffer.Box, into track: inout Track) throws {
+        for minf in try buffer.children(of: mdia.payload, headerSize: 0) where minf.type == "minf" {
+            for stbl in try buffer.children(of: minf.payload, headerSize: 0) where stbl.type == "stbl" {
+                for table in try buffer.children(of: stbl.payload, headerSize: 0) {
+                    let start = table.payload.lowerBound
+                    switch table.type {
+                    case "stsz", "stz2":
+                        track.sampleCount = Int(try buffer.uint32(at: start + 8))
+                    case "ctts":
+                        let count = Int(try buffer.uint32(at: start + 4))
+                        guard count <= (table.payload.count - 8) / 8 else { throw BoxFailure.malformed("short ctts") }
+                        var least: Int64 = 0
+                        for index in 0..<count where try buffer.uint32(at: start + 8 + index * 8) > 0 {
+                            least = min(least, Int64(Int32(bitPattern: try buffer.uint32(at: start + 12 + index * 8))))
+                        }
+                        track.leastCompositionOffset = least
+                    default:
+                        break
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -169,17 +214,29 @@ struct BoxBuffer {
         return Int64(bitPattern: Self.be64(bytes, i))
     }
 
-    /// The entries of an elst box: (segment duration, media time), widened to 64 bits.
-    func editList(_ box: Box) throws -> [(duration: Int64, mediaTime: Int64)] {
+    /// One elst entry, widened to 64 bits.
+    struct Edit {
+        /// 16.16 fixed point 1.0: the media plays at its own speed.
+        static let normalRate: UInt32 = 0x0001_0000
+        var duration: Int64
+        var mediaTime: Int64
+        /// media_rate_integer and media_rate_fraction as one 16.16 value.
+        var rate: UInt32
+    }
+
+    /// The entries of an elst box.
+    func editList(_ box: Box) throws -> [Edit] {
         let start = box.payload.lowerBound
         let wide = try uint8(at: start) == 1
         let count = Int(try uint32(at: start + 4))
         let size = wide ? 20 : 12
-        guard count >= 0, start + 8 + count * size <= box.payload.upperBound else { throw BoxFailure.malformed("short elst") }
+        guard count >= 0, count <= (box.payload.count - 8) / size else { throw BoxFailure.malformed("short elst") }
         return try (0..<count).map { index in
             let entry = start + 8 + index * size
-            if wide { return (try int64(at: entry), try int64(at: entry + 8)) }
-            return (Int64(try uint32(at: entry)), Int64(Int32(bitPattern: try uint32(at: entry + 4))))
+            if wide { return Edit(duration: try int64(at: entry), mediaTime: try int64(at: entry + 8), rate: try uint32(at: entry + 16)) }
+            return Edit(
+                duration: Int64(try uint32(at: entry)), mediaTime: Int64(Int32(bitPattern: try uint32(at: entry + 4))),
+                rate: try uint32(at: entry + 8))
         }
     }
 
