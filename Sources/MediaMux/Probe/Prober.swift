@@ -100,7 +100,8 @@ struct Prober {
             streams[i].start = start
             streams[i].end = end
             streams[i].timing = .container
-            if let track, track.isSingleSegment, track.mediaStart >= 0, streams[i].kind == .video {
+            // Fragmented files keep their samples outside the sample table: FFmpeg's timeline stands.
+            if let track, track.isSingleSegment, track.mediaStart >= 0, (track.sampleCount ?? 0) > 0, streams[i].kind == .video {
                 let (startValue, overflow) = track.mediaStart.multipliedReportingOverflow(by: scale.value)
                 if !overflow {
                     streams[i].mediaTimeline = MediaTimeline(
