@@ -224,6 +224,19 @@ late=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts,dts -of csv=p=
 (( late == 2 )) || fail "h264_negative_cts_tail.mp4: $late packets with pts < dts, expected 2"
 
 # --------------------------------------------------------------------------
+step "hevc_hdr10_entry_boxes.mp4 (HDR10 HEVC whose sample entry carries boxes FFmpeg 5.1 does not write)"
+# Three 10-bit PQ frames; then mdcv and clli (HDR10 mastering display and
+# light levels), Apple's amve, a clap and a box of an unknown type go into
+# the hvc1 entry after FFmpeg's own hvcC, fiel, colr, pasp and btrt.
+"${FF[@]}" -f lavfi -i "testsrc2=size=64x48:rate=25" -frames:v 3 -c:v libx265 -x265-params log-level=none:pools=none:frame-threads=1 -pix_fmt yuv420p10le \
+  -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -tag:v hvc1 "${BX[@]}" hevc_hdr10_entry_boxes.mp4
+python3 "$DIR/add-sample-entry-boxes.py" hevc_hdr10_entry_boxes.mp4 vide \
+  mdcv=21349baa199608fc8a4839083d1340420098968000000032 clli=03e80190 amve=0000013a3d134042 \
+  clap=0000003c000000010000002c0000000100000000000000010000000000000001 \
+  zzzz=4d656469614d757820746573743a20756e6b6e6f776e20626f78
+assert_eq "$("${PROBE[@]}" -show_entries stream_side_data=max_content -of csv=p=0 hevc_hdr10_entry_boxes.mp4 | tr -d ',\n')" "1000" "hevc_hdr10 clli"
+
+# --------------------------------------------------------------------------
 step "audio: aac_7s.m4a, aac_2s.m4a, mp3_5s.mp3, opus_5s.webm, opus_5s.ogg, pcm_2s.wav"
 "${FF[@]}" -f lavfi -i "$(src_sine 440 44100 7.3)" -ac 2 -c:a aac -b:a 32k "${BX[@]}" aac_7s.m4a
 "${FF[@]}" -f lavfi -i "$(src_sine 660 48000 2)" -c:a aac -b:a 24k "${BX[@]}" aac_2s.m4a
@@ -435,7 +448,7 @@ EOF
 # --------------------------------------------------------------------------
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
-           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 aac_7s.m4a aac_2s.m4a
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)

@@ -36,6 +36,15 @@ struct MergeSummary: Encodable {
     var faststart: Bool
     var audioDownload: DownloadResult?
     var preview: PreviewSummary?
+    var keptMetadata: [String]
+    var notCopied: [LeftOut]
+
+    struct LeftOut: Encodable {
+        var source: String
+        var stream: Int
+        var what: String
+        var reason: String
+    }
 
     init(_ report: MergeReport) {
         func track(_ t: MergeReport.Track) -> Track {
@@ -53,6 +62,8 @@ struct MergeSummary: Encodable {
         fileBytes = report.fileBytes
         elapsedSeconds = report.elapsedSeconds
         if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
+        keptMetadata = report.keptMetadata
+        notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: $0.reason) }
     }
 }
 

@@ -10,7 +10,8 @@ extension MuxCtl {
             abstract: "Merge the video of VIDEO with the audio of AUDIO into OUTPUT (.mp4, .m4v or .mov).",
             discussion: """
             Streams are copied, never re-encoded. OUTPUT ends where the shorter input ends, to the millisecond, \
-            using edit lists. The video's own audio is not copied.
+            using edit lists. The video's own audio is not copied. The video's metadata (where and when it was \
+            recorded, the camera) is kept unless --no-metadata is given.
             """)
 
         @Argument(help: "The video file.") var video: String
@@ -34,6 +35,11 @@ extension MuxCtl {
 
         @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
         var noFaststart = false
+
+        @Flag(
+            name: .customLong("no-metadata"),
+            help: "Leave out the video's metadata (location, camera, software, creation time, titles), for sharing.")
+        var noMetadata = false
 
         @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
         var preview: String?
@@ -63,7 +69,7 @@ extension MuxCtl {
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
                 rotation: rotate, overwrite: force, faststart: !noFaststart,
-                thumbnails: ThumbnailOptions(size: previewSize, every: previewEvery))
+                thumbnails: ThumbnailOptions(size: previewSize, every: previewEvery), keepsMetadata: !noMetadata)
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
             if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }
@@ -132,13 +138,15 @@ func describe(_ report: MergeReport) -> String {
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
         return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start), copied from \(track.source)"
     }
-    return [
+    return ([
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",
         track("video", report.video),
         track("audio", report.audio),
         "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(report.rotation.reason))",
+        "  metadata: " + (report.keptMetadata.isEmpty ? "none kept" : "kept " + report.keptMetadata.joined(separator: ", ")),
+    ] + report.leftOut.map { "  not copied: \($0.what), stream \($0.streamIndex) of \($0.path): \($0.reason)" } + [
         "  done in \(MediaMux.decimal(report.elapsedSeconds, places: 2)) s",
-    ].joined(separator: "\n")
+    ]).joined(separator: "\n")
 }
 
 func formatBytes(_ bytes: Int) -> String {

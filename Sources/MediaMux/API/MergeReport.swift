@@ -34,4 +34,9 @@ public struct MergeReport: Sendable, Equatable {
     public var movieHeader: MergePlan.MovieHeaderPlacement
     /// What went wrong on the side without failing the merge (thumbnails).
     public var warnings: [String] = []
+    /// The video's metadata kept in the output, by name (mdta keys such as
+    /// com.apple.quicktime.location.ISO6709, user-data boxes such as ©xyz).
+    public var keptMetadata: [String] = []
+    /// Input streams not copied, each with its reason.
+    public var leftOut: [MergePlan.LeftOut] = []
 }

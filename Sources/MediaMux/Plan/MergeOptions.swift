@@ -23,10 +23,15 @@ public struct MergeOptions: Sendable, Equatable {
     public var faststart: Bool
     /// The keyframe thumbnails a merge hands to its `preview` handler, if given one.
     public var thumbnails: ThumbnailOptions
+    /// Keep the video's metadata: where and when it was recorded, the camera
+    /// and its software, titles. False drops all of it, location included,
+    /// for sharing a file with others.
+    public var keepsMetadata: Bool
 
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
-        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true, thumbnails: ThumbnailOptions = ThumbnailOptions()
+        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true, thumbnails: ThumbnailOptions = ThumbnailOptions(),
+        keepsMetadata: Bool = true
     ) {
         self.videoStream = videoStream
         self.audioStream = audioStream
@@ -35,6 +40,7 @@ public struct MergeOptions: Sendable, Equatable {
         self.overwrite = overwrite
         self.faststart = faststart
         self.thumbnails = thumbnails
+        self.keepsMetadata = keepsMetadata
     }
 }
 

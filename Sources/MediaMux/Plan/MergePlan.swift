@@ -49,6 +49,17 @@ public struct MergePlan: Sendable, Equatable {
         /// starts there (an H.264 IDR, an HEVC IRAP picture) but the source's
         /// sync table leaves it out, so that players can start decoding at it.
         public var marksFirstRandomAccessPoint = false
+        /// The source's sample-entry boxes the output's sample entry gets.
+        public var sampleEntry: SampleEntryCarry?
+    }
+
+    /// An input stream the output leaves out, and why.
+    public struct LeftOut: Sendable, Equatable {
+        public var path: String
+        public var streamIndex: Int
+        /// "audio aac", "data mebx", "video mjpeg (cover art)"...
+        public var what: String
+        public var reason: String
     }
 
     public enum Timestamps: Sendable, Equatable {
@@ -78,6 +89,10 @@ public struct MergePlan: Sendable, Equatable {
     /// Keyframe thumbnails, made when the merge is given a preview handler
     /// (none for a video without a picture size).
     public var thumbnails: Thumbnails?
+    /// The movie-level metadata written.
+    public var metadata: MetadataCarry
+    /// Every input stream not copied.
+    public var leftOut: [LeftOut]
 
     /// Which keyframes become thumbnails and how they look: upright as the
     /// output is shown (its written rotation), at most one per `spacing`.

@@ -73,6 +73,7 @@ public struct MergePlanner: Sendable {
             rotation.reason += "; the source's display matrix also mirrors or skews the picture, which is not kept"
         }
 
+        let metadata = MetadataCarry.plan(video: videoInfo, keep: options.keepsMetadata)
         return MergePlan(
             outputPath: output,
             container: container,
@@ -83,11 +84,40 @@ public struct MergePlanner: Sendable {
             endReason: endReason,
             rotation: rotation,
             movieHeader: Self.movieHeader(
-                faststart: options.faststart, video: video, audio: audio, metadataBytes: videoInfo.metadataBytes,
-                end: end, inputBytes: outputFacts.inputBytes),
+                faststart: options.faststart, video: video, audio: audio,
+                metadataBytes: videoInfo.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             movieTimescale: Self.movieTimescale,
             interleaveWindow: Self.interleaveWindow,
-            thumbnails: try Self.thumbnails(options.thumbnails, video: videoStream, rotation: rotation.degrees, end: end))
+            thumbnails: try Self.thumbnails(options.thumbnails, video: videoStream, rotation: rotation.degrees, end: end),
+            metadata: metadata,
+            leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index))
+    }
+
+    /// Every stream of the inputs besides the two copied, with the reason.
+    static func leftOut(of video: MediaInfo, copying videoIndex: Int, of audio: MediaInfo, copying audioIndex: Int) -> [MergePlan.LeftOut] {
+        let sameFile = video.path == audio.path
+        func leftOut(_ stream: StreamInfo, in info: MediaInfo, soundtrackElsewhere: Bool) -> MergePlan.LeftOut {
+            let reason: String
+            switch (stream.kind, stream.codecTag) {
+            case (.video, _) where stream.isAttachedPicture: reason = "cover art is not copied"
+            case (.video, _): reason = "only one video stream is copied (choose it with --video-stream)"
+            case (.audio, _) where soundtrackElsewhere: reason = "the soundtrack replaces the video's own audio"
+            case (.audio, _): reason = "only one audio stream is copied (choose it with --audio-stream)"
+            case (.subtitle, _): reason = "subtitles are not copied"
+            case (.data, "tmcd"): reason = "timecode is not copied"
+            case (.data, "mebx"): reason = "timed metadata is not copied"
+            default: reason = "\(stream.kind.rawValue) streams are not copied"
+            }
+            let tag = stream.codecTag.map { stream.codec == "none" ? $0 : "\(stream.codec) (\($0))" } ?? stream.codec
+            return MergePlan.LeftOut(path: info.path, streamIndex: stream.index, what: "\(stream.kind.rawValue) \(tag)", reason: reason)
+        }
+        var result = video.streams
+            .filter { $0.index != videoIndex && !(sameFile && $0.index == audioIndex) }
+            .map { leftOut($0, in: video, soundtrackElsewhere: !sameFile) }
+        if !sameFile {
+            result += audio.streams.filter { $0.index != audioIndex }.map { leftOut($0, in: audio, soundtrackElsewhere: false) }
+        }
+        return result
     }
 
     /// Thumbnails spaced `every` seconds apart, or a twelfth of the output;
@@ -167,6 +197,8 @@ public struct MergePlanner: Sendable {
             trimsLastSample: kind == .audio)
         track.timestamps = timestamps
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
+        track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
+        track.headerBytes += track.sampleEntry?.byteCount ?? 0
         return track
     }
 

@@ -9,7 +9,12 @@ public struct MediaInfo: Sendable, Equatable {
     public var containerDuration: MediaTime?
     /// Bytes of the file's metadata tags (keys and values), which an output copies.
     public var metadataBytes: Int
+    /// The file's metadata tags as FFmpeg reads them (title, creation_time,
+    /// com.apple.quicktime.make...).
+    public var tags: [String: String] = [:]
     public var streams: [StreamInfo]
+    /// MP4/MOV: the movie-level metadata boxes as the file has them.
+    var movieMetadata: MovieMetadataBoxes?
 
     /// Video streams that are pictures in motion: cover art is left out.
     public var videoStreams: [StreamInfo] { streams.filter { $0.kind == .video && !$0.isAttachedPicture } }
@@ -75,6 +80,8 @@ public struct StreamInfo: Sendable, Equatable {
     /// The track's own timeline from its sample table, for MP4/MOV tracks
     /// whose edits one output edit can repeat; nil elsewhere.
     var mediaTimeline: MediaTimeline?
+    /// MP4/MOV: the track's first sample entry, with the boxes inside it.
+    var sampleEntry: BoxNode?
 
     /// `end - start`, when both are known.
     public var duration: MediaTime? {

@@ -15,8 +15,12 @@ struct Prober {
         var streams = (0..<demuxer.streamCount).map { describe(demuxer, index: $0) }
         let containerDuration = format.duration > 0 && format.duration != noTimestamp
             ? MediaTime(value: format.duration, timescale: Int64(AV_TIME_BASE)) : nil
+        var movieMetadata: MovieMetadataBoxes?
         if demuxer.isQuickTimeFamily {
-            applyQuickTimeTiming(demuxer, to: &streams)
+            // Fragmented or damaged files may have no usable movie header; FFmpeg's values stand then.
+            let header = try? MovieHeaderFacts(path: demuxer.path)
+            applyQuickTimeTiming(demuxer, header: header, to: &streams)
+            movieMetadata = header?.metadata
         } else {
             let origin = format.start_time != noTimestamp
                 ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
@@ -28,7 +32,9 @@ struct Prober {
             formatDescription: format.iformat.pointee.long_name.map { String(cString: $0) } ?? demuxer.formatName,
             containerDuration: containerDuration,
             metadataBytes: dictionaryBytes(format.metadata),
-            streams: streams)
+            tags: dictionary(format.metadata),
+            streams: streams,
+            movieMetadata: movieMetadata)
     }
 
     private func describe(_ demuxer: DemuxerHandle, index: Int) -> StreamInfo {
@@ -79,10 +85,8 @@ struct Prober {
     /// from the movie header. FFmpeg's stream duration is sometimes that and
     /// sometimes the media's span; where both name the same instant to within a
     /// movie tick, FFmpeg's finer time base is kept.
-    private func applyQuickTimeTiming(_ demuxer: DemuxerHandle, to streams: inout [StreamInfo]) {
+    private func applyQuickTimeTiming(_ demuxer: DemuxerHandle, header: MovieHeaderFacts?, to streams: inout [StreamInfo]) {
         let smpb = demuxer.metadata("iTunSMPB").flatMap(ITunesGaplessInfo.init)
-        // Fragmented or damaged files may have no usable movie header; FFmpeg's values stand then.
-        let header = try? MovieHeaderFacts(path: demuxer.path)
         for i in streams.indices {
             let stream = demuxer.stream(i).pointee
             let scale = streams[i].timeBase
@@ -100,6 +104,7 @@ struct Prober {
             streams[i].start = start
             streams[i].end = end
             streams[i].timing = .container
+            streams[i].sampleEntry = track?.sampleEntry
             // Fragmented files keep their samples outside the sample table: FFmpeg's timeline stands.
             if let track, track.isSingleSegment, track.mediaStart >= 0, (track.sampleCount ?? 0) > 0, streams[i].kind == .video {
                 let (startValue, overflow) = track.mediaStart.multipliedReportingOverflow(by: scale.value)
@@ -159,23 +164,27 @@ struct Prober {
 
 /// The size of a tag dictionary as a muxer would write it, roughly: keys,
 /// values and a box header each.
-private func dictionaryBytes(_ dictionary: OpaquePointer?) -> Int {
-    var total = 0
-    var entry: UnsafeMutablePointer<AVDictionaryEntry>?
-    while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
-        total += strlen(next.pointee.key) + (next.pointee.value.map { strlen($0) } ?? 0) + 32
-        entry = next
-    }
-    return total
+private func dictionaryBytes(_ tags: OpaquePointer?) -> Int {
+    dictionary(tags).reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 32 }
 }
 
-/// The clockwise rotation players apply, from a stream's display matrix.
+private func dictionary(_ dictionary: OpaquePointer?) -> [String: String] {
+    var tags: [String: String] = [:]
+    var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+    while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+        tags[String(cString: next.pointee.key)] = next.pointee.value.map { String(cString: $0) } ?? ""
+        entry = next
+    }
+    return tags
+}
+
 /// The container's pixel aspect (pasp) when it gives one, else the codec's.
 private func pixelAspect(_ demuxer: DemuxerHandle, stream: UnsafeMutablePointer<AVStream>) -> PixelAspect {
     let guessed = av_guess_sample_aspect_ratio(demuxer.context, stream, nil)
     return PixelAspect(width: Int(guessed.num), height: Int(guessed.den))
 }
 
+/// The clockwise rotation players apply, from a stream's display matrix.
 private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degrees: Int, unusual: Bool) {
     guard let matrix = CFFmpeg_stream_display_matrix(stream) else { return (0, false) }
     let counterclockwise = av_display_rotation_get(matrix)

@@ -28,7 +28,9 @@ final class MuxerHandle {
     }
 
     /// Adds a stream whose parameters are copied from an input stream.
-    func addStream(copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?) throws -> UnsafeMutablePointer<AVStream> {
+    func addStream(
+        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?, tags: TagSelection
+    ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.ffmpeg(operation: "adding a stream", path: reportedPath, code: -12, message: "out of memory")
         }
@@ -36,7 +38,7 @@ final class MuxerHandle {
         // Let the muxer choose the sample entry unless the plan says otherwise.
         stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
         stream.pointee.time_base = input.pointee.time_base
-        av_dict_copy(&stream.pointee.metadata, input.pointee.metadata, 0)
+        copy(input.pointee.metadata, into: &stream.pointee.metadata, tags)
         if let rotation {
             try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: reportedPath)
         }
@@ -56,10 +58,16 @@ final class MuxerHandle {
     /// Whether encoders must put their configuration in extradata (MP4 does).
     var wantsGlobalHeaders: Bool { (context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER) != 0 }
 
-    func copyMetadata(from input: DemuxerHandle) {
-        av_dict_copy(&context.pointee.metadata, input.context.pointee.metadata, 0)
-        // Tags that describe the source's gapless layout would be wrong for the output, which uses edit lists.
-        av_dict_set(&context.pointee.metadata, "iTunSMPB", nil, 0)
+    func copyMetadata(from input: DemuxerHandle, _ selection: TagSelection) {
+        copy(input.context.pointee.metadata, into: &context.pointee.metadata, selection)
+    }
+
+    private func copy(_ source: OpaquePointer?, into target: inout OpaquePointer?, _ selection: TagSelection) {
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            if selection.contains(String(cString: next.pointee.key)) { av_dict_set(&target, next.pointee.key, next.pointee.value, 0) }
+            entry = next
+        }
     }
 
     func open(options: [String: String]) throws {

@@ -47,14 +47,15 @@ final class Remuxer {
             path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
         let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
-        muxer.copyMetadata(from: videoInput)
+        muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
         let inputs = [videoInput, audioInput]
         let tracks = [plan.video, plan.audio]
         for (index, track) in tracks.enumerated() {
             _ = try muxer.addStream(
                 copying: inputs[index].plannedStream(track.streamIndex, kind: index == 0 ? .video : .audio),
                 codecTag: track.codecTag,
-                rotation: index == 0 ? plan.rotation.degrees : nil)
+                rotation: index == 0 ? plan.rotation.degrees : nil,
+                tags: plan.metadata.streamTags)
         }
         try muxer.open(options: headerOptions())
         if let preview, let thumbnails = plan.thumbnails {
@@ -78,7 +79,7 @@ final class Remuxer {
         try muxer.finish()
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
 
-        try writeExactTiming(muxer: muxer, written: written, file: temporary.path)
+        try rewriteMovieHeader(muxer: muxer, written: written, file: temporary.path)
         let size = try temporary.commit(overwrite: plan.overwrite)
         let elapsed = (clock.now - started).seconds
         progress.finish()
@@ -89,7 +90,7 @@ final class Remuxer {
         var options = ["movie_timescale": String(plan.movieTimescale)]
         switch plan.movieHeader {
         case .reservedAtFront(let bytes): options["moov_size"] = String(bytes)
-        case .movedToFront: options["movflags"] = "+faststart"
+        case .movedToFront: break  // moved by the movie header rewrite, which may grow it
         case .atEnd: break
         }
         return options
@@ -160,9 +161,10 @@ final class Remuxer {
     }
 
     /// Writes the planned start and end into each track's edit list and the
-    /// durations. The start comes from the plan, not from the packets: a
-    /// late track's first packets may be priming, decoded but never shown.
-    private func writeExactTiming(muxer: MuxerHandle, written: [Written], file: String) throws {
+    /// durations, and the source's sample-entry boxes and metadata. The start
+    /// comes from the plan, not from the packets: a late track's first
+    /// packets may be priming, decoded but never shown.
+    private func rewriteMovieHeader(muxer: MuxerHandle, written: [Written], file: String) throws {
         let movieScale = plan.movieTimescale
         let end = plan.end.converted(to: movieScale, rounding: .nearest).value
         var timings: [TrackTiming] = []
@@ -176,10 +178,14 @@ final class Remuxer {
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
             timings.append(TrackTiming(delay: delay, mediaTime: start.value - firstDTS, end: end))
         }
+        let rewrite = MovieRewrite(
+            movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry], metadata: plan.metadata.boxes)
         do {
-            try EditListPatcher(path: file).patch(movieEnd: end, timings: timings)
+            if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
+                warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
+            }
         } catch {
-            throw MediaMuxError.ffmpeg(operation: "writing exact edit lists", path: plan.outputPath, code: -1, message: "\(error)")
+            throw MediaMuxError.ffmpeg(operation: "rewriting the movie header", path: plan.outputPath, code: -1, message: "\(error)")
         }
     }
 
@@ -196,7 +202,7 @@ final class Remuxer {
         return MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
             video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsedSeconds: elapsed,
-            movieHeader: plan.movieHeader, warnings: warnings)
+            movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
     }
 }
 

@@ -21,6 +21,16 @@ struct MovieBox {
     var offset: Int
     var headerSize: Int
     var bytes: [UInt8]
+    /// Room right after the moov that a rewritten moov may take: the size of
+    /// a `free` or `skip` box there (a faststart reservation), or unlimited
+    /// when the moov ends the file.
+    var roomAfter: RoomAfter
+
+    enum RoomAfter: Equatable {
+        case none
+        case freeBox(bytes: Int)
+        case endOfFile
+    }
 }
 
 /// Finds and reads the first top-level moov box, skipping over mdat without reading it.
@@ -45,11 +55,20 @@ func readMovieBox(descriptor: Int32) throws -> MovieBox {
             guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
             var bytes = [UInt8](repeating: 0, count: size)
             guard pread(descriptor, &bytes, size, off_t(offset)) == size else { throw BoxFailure.malformed("short read of moov") }
-            return MovieBox(offset: offset, headerSize: headerSize, bytes: bytes)
+            return MovieBox(offset: offset, headerSize: headerSize, bytes: bytes, roomAfter: roomAfter(descriptor, at: offset + size, fileSize: fileSize))
         }
         offset += size
     }
     throw BoxFailure.malformed("no moov box")
+}
+
+private func roomAfter(_ descriptor: Int32, at offset: Int, fileSize: Int) -> MovieBox.RoomAfter {
+    if offset == fileSize { return .endOfFile }
+    var header = [UInt8](repeating: 0, count: 8)
+    guard offset + 8 <= fileSize, pread(descriptor, &header, 8, off_t(offset)) == 8 else { return .none }
+    let size = Int(BoxBuffer.be32(header, 0))
+    guard ["free", "skip"].contains(String(decoding: header[4..<8], as: UTF8.self)), size >= 8, size <= fileSize - offset else { return .none }
+    return .freeBox(bytes: size)
 }
 
 /// What a file's movie header says about each track's presentation: what
@@ -72,48 +91,43 @@ struct MovieHeaderFacts {
         /// The smallest composition offset (ctts, read as signed in either
         /// version, as writers store negatives in version 0 too); 0 without ctts.
         var leastCompositionOffset: Int64 = 0
+        /// The first sample entry, with the boxes inside it (codec
+        /// configuration, colour, aspect...) as the file has them.
+        var sampleEntry: BoxNode?
     }
 
     var movieTimescale: Int64
     /// By track_ID.
     var tracks: [Int: Track]
+    /// The movie-level metadata boxes: QuickTime's `meta` (mdta keys) and the children of `udta`.
+    var metadata: MovieMetadataBoxes
 
     init(path: String) throws {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
         defer { close(descriptor) }
-        let moov = try readMovieBox(descriptor: descriptor)
-        let buffer = BoxBuffer(bytes: moov.bytes)
-        movieTimescale = 0
-        tracks = [:]
-        for child in try buffer.children(of: 0..<moov.bytes.count, headerSize: moov.headerSize) {
-            if child.type == "mvhd" {
-                let version = try buffer.uint8(at: child.payload.lowerBound)
-                movieTimescale = Int64(try buffer.uint32(at: child.payload.lowerBound + (version == 1 ? 20 : 12)))
-            } else if child.type == "trak" {
-                var id: Int?
-                var track = Track(duration: 0, delay: 0, hasEditList: false)
-                for box in try buffer.children(of: child.payload, headerSize: 0) {
-                    if box.type == "tkhd" {
-                        let start = box.payload.lowerBound
-                        let wide = try buffer.uint8(at: start) == 1
-                        id = Int(try buffer.uint32(at: start + (wide ? 20 : 12)))
-                        track.duration = wide ? try buffer.int64(at: start + 28) : Int64(try buffer.uint32(at: start + 20))
-                    } else if box.type == "edts" {
-                        for list in try buffer.children(of: box.payload, headerSize: 0) where list.type == "elst" {
-                            try Self.read(edits: buffer.editList(list), into: &track)
-                        }
-                    } else if box.type == "mdia" {
-                        try Self.readSampleTable(buffer, mdia: box, into: &track)
-                    }
-                }
-                if let id { tracks[id] = track }
-            }
-        }
-        guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
+        try self.init(tree: MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes))
     }
 
-    private static func read(edits: [BoxBuffer.Edit], into track: inout Track) throws {
+    init(tree: MovieTree) throws {
+        guard let mvhd = tree.root.first("mvhd") else { throw BoxFailure.malformed("no mvhd") }
+        movieTimescale = Int64(try mvhd.uint32(at: try mvhd.uint8(at: 0) == 1 ? 20 : 12))
+        guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
+        tracks = [:]
+        for trak in tree.tracks {
+            guard let tkhd = trak.first("tkhd") else { continue }
+            let wide = try tkhd.uint8(at: 0) == 1
+            let id = Int(try tkhd.uint32(at: wide ? 20 : 12))
+            var track = Track(duration: wide ? try tkhd.int64(at: 28) : Int64(try tkhd.uint32(at: 20)), delay: 0, hasEditList: false)
+            if let elst = trak.first("edts/elst") { try Self.read(edits: EditList(elst).entries, into: &track) }
+            if let stbl = trak.first("mdia/minf/stbl") { try Self.readSampleTable(stbl, into: &track) }
+            track.sampleEntry = MovieTree.sampleEntries(of: trak).first
+            tracks[id] = track
+        }
+        metadata = MovieMetadataBoxes(moov: tree.root)
+    }
+
+    private static func read(edits: [EditList.Entry], into track: inout Track) throws {
         track.hasEditList = !edits.isEmpty
         var delay: Int64 = 0
         let empty = edits.prefix(while: { $0.mediaTime == -1 })
@@ -125,32 +139,20 @@ struct MovieHeaderFacts {
         track.delay = delay
         let segments = edits.dropFirst(empty.count)
         track.mediaStart = segments.first?.mediaTime ?? 0
-        track.isSingleSegment = segments.count <= 1 && segments.allSatisfy { $0.rate == BoxBuffer.Edit.normalRate }
+        track.isSingleSegment = segments.count <= 1 && segments.allSatisfy { $0.rate == EditList.Entry.normalRate }
     }
 
-    /// The sample count and least composition offset, from mdia/minf/stbl.
-    private static func readSampleTable(_ buffer: BoxBuffer, mdia: BoxBuffer.Box, into track: inout Track) throws {
-        for minf in try buffer.children(of: mdia.payload, headerSize: 0) where minf.type == "minf" {
-            for stbl in try buffer.children(of: minf.payload, headerSize: 0) where stbl.type == "stbl" {
-                for table in try buffer.children(of: stbl.payload, headerSize: 0) {
-                    let start = table.payload.lowerBound
-                    switch table.type {
-                    case "stsz", "stz2":
-                        track.sampleCount = Int(try buffer.uint32(at: start + 8))
-                    case "ctts":
-                        let count = Int(try buffer.uint32(at: start + 4))
-                        guard count <= (table.payload.count - 8) / 8 else { throw BoxFailure.malformed("short ctts") }
-                        var least: Int64 = 0
-                        for index in 0..<count where try buffer.uint32(at: start + 8 + index * 8) > 0 {
-                            least = min(least, Int64(Int32(bitPattern: try buffer.uint32(at: start + 12 + index * 8))))
-                        }
-                        track.leastCompositionOffset = least
-                    default:
-                        break
-                    }
-                }
-            }
+    /// The sample count and least composition offset.
+    private static func readSampleTable(_ stbl: BoxNode, into track: inout Track) throws {
+        if let sizes = stbl.first("stsz") ?? stbl.first("stz2") { track.sampleCount = Int(try sizes.uint32(at: 8)) }
+        guard let ctts = stbl.first("ctts") else { return }
+        let count = Int(try ctts.uint32(at: 4))
+        guard count <= (ctts.head.count - 8) / 8 else { throw BoxFailure.malformed("short ctts") }
+        var least: Int64 = 0
+        for index in 0..<count where try ctts.uint32(at: 8 + index * 8) > 0 {
+            least = min(least, Int64(Int32(bitPattern: try ctts.uint32(at: 12 + index * 8))))
         }
+        track.leastCompositionOffset = least
     }
 }
 
@@ -166,56 +168,13 @@ func quickTimeHasSoundTrack(path: String) -> Bool? {
     guard pread(descriptor, &head, 8, 0) == 8,
           ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
     // A movie header that cannot be read is left to FFmpeg's probe, which says what is wrong.
-    guard let moov = try? readMovieBox(descriptor: descriptor) else { return nil }
-    let buffer = BoxBuffer(bytes: moov.bytes)
-    guard let tracks = try? buffer.children(of: 0..<moov.bytes.count, headerSize: moov.headerSize) else { return nil }
-    for trak in tracks where trak.type == "trak" {
-        for mdia in (try? buffer.children(of: trak.payload, headerSize: 0)) ?? [] where mdia.type == "mdia" {
-            for hdlr in (try? buffer.children(of: mdia.payload, headerSize: 0)) ?? [] where hdlr.type == "hdlr" {
-                // version and flags, pre_defined, then handler_type.
-                let at = hdlr.payload.lowerBound + 8
-                if at + 4 <= hdlr.payload.upperBound, String(decoding: moov.bytes[at..<at + 4], as: UTF8.self) == "soun" { return true }
-            }
-        }
-    }
-    return false
+    guard let moov = try? readMovieBox(descriptor: descriptor), let tree = try? MovieTree(moovBytes: moov.bytes) else { return nil }
+    return tree.tracks.contains { MovieTree.handler(of: $0) == "soun" }
 }
 
-/// A byte buffer holding one box tree, with just the reads and writes the patcher needs.
-struct BoxBuffer {
-    struct Box {
-        var type: String
-        /// The bytes after the box header.
-        var payload: Range<Int>
-    }
-
-    var bytes: [UInt8]
-
-    static func be32(_ b: [UInt8], _ i: Int) -> UInt32 {
-        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
-    }
-
-    static func be64(_ b: [UInt8], _ i: Int) -> UInt64 {
-        UInt64(be32(b, i)) << 32 | UInt64(be32(b, i + 4))
-    }
-
-    func uint8(at i: Int) throws -> UInt8 {
-        guard i < bytes.count else { throw BoxFailure.malformed("read past the end") }
-        return bytes[i]
-    }
-
-    func uint32(at i: Int) throws -> UInt32 {
-        guard i + 4 <= bytes.count else { throw BoxFailure.malformed("read past the end") }
-        return Self.be32(bytes, i)
-    }
-
-    func int64(at i: Int) throws -> Int64 {
-        guard i + 8 <= bytes.count else { throw BoxFailure.malformed("read past the end") }
-        return Int64(bitPattern: Self.be64(bytes, i))
-    }
-
-    /// One elst entry, widened to 64 bits.
-    struct Edit {
+/// The entries of an `elst` box, widened to 64 bits.
+struct EditList {
+    struct Entry: Equatable {
         /// 16.16 fixed point 1.0: the media plays at its own speed.
         static let normalRate: UInt32 = 0x0001_0000
         var duration: Int64
@@ -224,81 +183,39 @@ struct BoxBuffer {
         var rate: UInt32
     }
 
-    /// The entries of an elst box.
-    func editList(_ box: Box) throws -> [Edit] {
-        let start = box.payload.lowerBound
-        let wide = try uint8(at: start) == 1
-        let count = Int(try uint32(at: start + 4))
+    var entries: [Entry]
+
+    init(_ elst: BoxNode) throws {
+        let wide = try elst.uint8(at: 0) == 1
+        let count = Int(try elst.uint32(at: 4))
         let size = wide ? 20 : 12
-        guard count >= 0, count <= (box.payload.count - 8) / size else { throw BoxFailure.malformed("short elst") }
-        return try (0..<count).map { index in
-            let entry = start + 8 + index * size
-            if wide { return Edit(duration: try int64(at: entry), mediaTime: try int64(at: entry + 8), rate: try uint32(at: entry + 16)) }
-            return Edit(
-                duration: Int64(try uint32(at: entry)), mediaTime: Int64(Int32(bitPattern: try uint32(at: entry + 4))),
-                rate: try uint32(at: entry + 8))
+        guard count >= 0, count <= (elst.head.count - 8) / size else { throw BoxFailure.malformed("short elst") }
+        entries = try (0..<count).map { index in
+            let entry = 8 + index * size
+            if wide { return Entry(duration: try elst.int64(at: entry), mediaTime: try elst.int64(at: entry + 8), rate: try elst.uint32(at: entry + 16)) }
+            return Entry(
+                duration: Int64(try elst.uint32(at: entry)), mediaTime: Int64(Int32(bitPattern: try elst.uint32(at: entry + 4))),
+                rate: try elst.uint32(at: entry + 8))
         }
     }
+}
 
-    /// The boxes inside `range`, after skipping `headerSize` bytes of the parent's header.
-    func children(of range: Range<Int>, headerSize: Int) throws -> [Box] {
-        var boxes: [Box] = []
-        var offset = range.lowerBound + headerSize
-        while offset + 8 <= range.upperBound {
-            var size = Int(try uint32(at: offset))
-            var header = 8
-            if size == 1 {
-                guard offset + 16 <= range.upperBound else { throw BoxFailure.malformed("truncated box header") }
-                size = Int(clamping: Self.be64(bytes, offset + 8))
-                header = 16
-            } else if size == 0 {
-                size = range.upperBound - offset
-            }
-            guard size >= header, size <= range.upperBound - offset else {
-                throw BoxFailure.malformed("box at \(offset) overruns its parent")
-            }
-            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
-            boxes.append(Box(type: type, payload: (offset + header)..<(offset + size)))
-            offset += size
-        }
-        return boxes
+/// Big-endian reads and writes of the integers boxes are made of.
+enum BoxBuffer {
+    static func be32<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt32 where Bytes.Index == Int {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
     }
 
-    mutating func put32(_ value: UInt32, at i: Int) {
+    static func be64<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt64 where Bytes.Index == Int {
+        UInt64(be32(b, i)) << 32 | UInt64(be32(b, i + 4))
+    }
+
+    static func put32(_ value: UInt32, into bytes: inout [UInt8], at i: Int) {
         for k in 0..<4 { bytes[i + k] = UInt8(truncatingIfNeeded: value >> (24 - 8 * k)) }
     }
 
-    mutating func put64(_ value: UInt64, at i: Int) {
-        put32(UInt32(truncatingIfNeeded: value >> 32), at: i)
-        put32(UInt32(truncatingIfNeeded: value), at: i + 4)
-    }
-
-    /// Writes a duration field of a full box whose position depends on its version.
-    mutating func writeDuration(fullBoxAt payload: Range<Int>, v0Offset: Int, v1Offset: Int, value: Int64) throws {
-        let version = try uint8(at: payload.lowerBound)
-        let offset = payload.lowerBound + (version == 1 ? v1Offset : v0Offset)
-        guard offset + (version == 1 ? 8 : 4) <= payload.upperBound else { throw BoxFailure.malformed("short full box") }
-        if version == 1 {
-            put64(UInt64(value), at: offset)
-        } else {
-            guard let narrow = UInt32(exactly: value) else { throw BoxFailure.layoutMismatch("duration \(value) needs 64 bits") }
-            put32(narrow, at: offset)
-        }
-    }
-
-    mutating func writeEdit(at offset: Int, version: UInt8, duration: Int64, mediaTime: Int64) throws {
-        guard duration >= 0 else { throw BoxFailure.layoutMismatch("negative edit duration") }
-        if version == 1 {
-            guard offset + 20 <= bytes.count else { throw BoxFailure.malformed("short elst") }
-            put64(UInt64(duration), at: offset)
-            put64(UInt64(bitPattern: mediaTime), at: offset + 8)
-        } else {
-            guard offset + 12 <= bytes.count else { throw BoxFailure.malformed("short elst") }
-            guard let narrowDuration = UInt32(exactly: duration), let narrowTime = Int32(exactly: mediaTime) else {
-                throw BoxFailure.layoutMismatch("edit values need 64 bits")
-            }
-            put32(narrowDuration, at: offset)
-            put32(UInt32(bitPattern: narrowTime), at: offset + 4)
-        }
+    static func put64(_ value: UInt64, into bytes: inout [UInt8], at i: Int) {
+        put32(UInt32(truncatingIfNeeded: value >> 32), into: &bytes, at: i)
+        put32(UInt32(truncatingIfNeeded: value), into: &bytes, at: i + 4)
     }
 }

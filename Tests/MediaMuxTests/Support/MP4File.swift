@@ -54,6 +54,13 @@ struct MP4File: Sendable {
         var isEmpty: Bool { mediaTime == -1 }
     }
 
+    struct RawBox: Sendable, Equatable, CustomStringConvertible {
+        let type: String
+        let bytes: [UInt8]
+        var inWave = false
+        var description: String { "\(type)(\(bytes.count))" }
+    }
+
     struct TimeToSampleEntry: Sendable, Equatable { let count: UInt32; let delta: UInt32 }
     struct CompositionOffsetEntry: Sendable, Equatable { let count: UInt32; let offset: Int32 }
     struct SampleToChunkEntry: Sendable, Equatable { let firstChunk, samplesPerChunk, sampleDescriptionIndex: UInt32 }
@@ -79,6 +86,10 @@ struct MP4File: Sendable {
         // stbl
         /// Format fourcc of the first `stsd` entry ("avc1", "hvc1", "mp4a", "Opus", ...).
         let sampleFormat: String?
+        /// The boxes inside the first sample entry, whole (header included),
+        /// after its fixed fields; a QuickTime `wave` box's children follow it
+        /// with `inWave` set.
+        let sampleEntryBoxes: [RawBox]
         let timeToSample: [TimeToSampleEntry]
         /// nil when there is no `ctts`.
         let compositionOffsetTable: [CompositionOffsetEntry]?
@@ -167,6 +178,23 @@ struct MP4File: Sendable {
     var audioTracks: [Track] { tracks.filter(\.isAudio) }
     func track(id: UInt32) -> Track? { tracks.first { $0.trackID == id } }
     func topLevelBoxes(ofType type: String) -> [Box] { topLevelBoxes.filter { $0.type == type } }
+
+    /// A box's bytes, header included.
+    func bytes(of node: BoxNode) throws -> [UInt8] {
+        try Self.readBytes(path: path, at: node.box.offset, count: node.box.size)
+    }
+
+    /// The key names of QuickTime's moov/meta (mdta keys), in order.
+    func metadataKeys() throws -> [String] {
+        guard let keys = moov.find("meta/keys").first else { return [] }
+        let raw = try bytes(of: keys)
+        var c = Cursor(bytes: raw, pos: 12, end: raw.count, base: keys.box.offset, what: "keys")
+        return try (0..<c.u32()).map { _ in
+            let size = Int(try c.u32())
+            _ = try c.fourCC() // namespace, mdta
+            return String(decoding: try c.take(size - 8), as: UTF8.self)
+        }
+    }
     /// True when the first `moov` precedes the first `mdat` ("faststart").
     var isFastStart: Bool {
         guard let m = topLevelBoxes.firstIndex(where: { $0.type == "moov" }) else { return false }
@@ -300,11 +328,14 @@ struct MP4File: Sendable {
             return (try c.entries(entrySize: size, read), c.version)
         }
         var sampleFormat: String?
+        var sampleEntryBoxes: [RawBox] = []
         if let stsd = optional(stbl + "stsd") {
             c = try tree.fullBoxCursor(stsd)
             if try c.u32() > 0 {
-                try c.skip(4) // entry size
+                let entryStart = c.pos
+                let entrySize = Int(try c.u32())
                 sampleFormat = try c.fourCC()
+                sampleEntryBoxes = try tree.sampleEntryBoxes(at: entryStart, size: entrySize, handler: handlerType)
             }
         }
         let timeToSample = try table("stts", 8) { TimeToSampleEntry(count: try $0.u32(), delta: try $0.u32()) }?.entries ?? []
@@ -406,7 +437,7 @@ struct MP4File: Sendable {
             box: trak, trackID: trackID, tkhdDuration: tkhdDuration, width: width, height: height, matrix: matrix,
             handlerType: handlerType, mediaTimescale: mediaTimescale, mdhdDuration: mdhdDuration,
             languageCode: languageCode, language: decodeLanguage(languageCode), editList: editList,
-            sampleFormat: sampleFormat, timeToSample: timeToSample, compositionOffsetTable: cttsTable,
+            sampleFormat: sampleFormat, sampleEntryBoxes: sampleEntryBoxes, timeToSample: timeToSample, compositionOffsetTable: cttsTable,
             cttsVersion: ctts?.version, syncSamples: syncSamples, uniformSampleSize: uniformSize,
             sampleToChunk: sampleToChunk, chunkOffsets: chunkOffsets, chunkOffsetBoxType: chunkBoxType,
             sampleCount: sampleCount, sampleSizes: sampleSizes, decodeTimes: decodeTimes,
@@ -486,7 +517,7 @@ extension MP4File {
         let base: Int64
 
         /// Boxes whose payload is just child boxes. Anything else is kept as a leaf and skipped.
-        static let containers: Set<String> = ["moov", "trak", "edts", "mdia", "minf", "dinf", "stbl", "udta", "meta", "mvex", "tref"]
+        static let containers: Set<String> = ["moov", "trak", "edts", "mdia", "minf", "dinf", "stbl", "udta", "meta", "ilst", "mvex", "tref"]
 
         func children(from start: Int, to end: Int, depth: Int) throws -> [BoxNode] {
             var nodes: [BoxNode] = []
@@ -531,6 +562,38 @@ extension MP4File {
             if typeIs(p + 4, "hdlr") { return false }
             if typeIs(p + 8, "hdlr") { return true }
             return p + 4 <= end && bytes[p..<p + 4].allSatisfy { $0 == 0 } // a zero "size" can only be version/flags
+        }
+
+        /// The child boxes of the sample entry at `start`: after 8 + 78 bytes
+        /// for video, after 8 + 28 for sound (16 or 36 more in QuickTime's
+        /// sound description versions 1 and 2).
+        func sampleEntryBoxes(at start: Int, size: Int, handler: String) throws -> [RawBox] {
+            var fixed: Int
+            switch handler {
+            case "vide": fixed = 86
+            case "soun":
+                var c = Cursor(bytes: bytes, pos: start + 16, end: start + size, base: base, what: "sound description")
+                let version = try c.u16()
+                fixed = 36 + (version == 1 ? 16 : version == 2 ? 36 : 0)
+            default: return []
+            }
+            guard start + size <= bytes.count, fixed <= size else { throw ParseError("sample entry overruns stsd") }
+            return try rawChildren(from: start + fixed, to: start + size, inWave: false)
+        }
+
+        private func rawChildren(from start: Int, to end: Int, inWave: Bool) throws -> [RawBox] {
+            var boxes: [RawBox] = []
+            var pos = start
+            while end - pos >= 8 {
+                var c = Cursor(bytes: bytes, pos: pos, end: end, base: base, what: "sample entry box")
+                let size = Int(try c.u32())
+                let type = try c.fourCC()
+                guard size >= 8, size <= end - pos else { throw ParseError("'\(type)' in a sample entry overruns it") }
+                boxes.append(RawBox(type: type, bytes: Array(bytes[pos..<pos + size]), inWave: inWave))
+                if type == "wave" { boxes += try rawChildren(from: pos + 8, to: pos + size, inWave: true) }
+                pos += size
+            }
+            return boxes
         }
 
         /// A cursor over a FullBox payload, positioned after version/flags (`version` is set).

@@ -1,0 +1,117 @@
+/// The boxes of a source's sample entry that a stream copy carries into the
+/// output's, byte for byte: codec configuration (hvcC, avcC, av1C, vpcC,
+/// esds), Dolby Vision (dvcC, dvvC, dvwC), colour (colr, mdcv, clli), shape
+/// (pasp, clap, fiel), Apple's amve, channel layout (chan), and boxes no one
+/// here knows. FFmpeg's muxer writes a subset of these; this puts the rest back.
+public struct SampleEntryCarry: Sendable, Equatable {
+    /// The source's sample-entry type: hvc1, hev1, avc1, mp4a...
+    var sourceType: String
+    /// In source order; the contents of a QuickTime `wave` box taken out of it.
+    var boxes: [BoxNode]
+
+    /// Boxes that only hold a sample entry together (wave's frma, its copy
+    /// of the entry type, its terminator) or describe what the output is not
+    /// (sinf: encryption), and padding.
+    static let neverCarried: Set<String> = ["frma", "\0\0\0\0", "sinf", "free", "skip"]
+
+    /// Configuration boxes that describe the bitstream as the sample-entry
+    /// type declares it (hvc1 wants parameter sets complete in hvcC, hev1
+    /// does not): kept as the muxer wrote them when the type changes.
+    static let configurationTypes: Set<String> = ["hvcC", "avcC"]
+
+    /// nil when the source has no boxes to carry.
+    init?(sourceType: String, boxes: [BoxNode]) {
+        var carried: [BoxNode] = []
+        for box in boxes {
+            if box.type == "wave", let inner = box.children {
+                carried += inner.filter { $0.type != sourceType && $0.type != "mp4a" && !Self.neverCarried.contains($0.type) }
+            } else if !Self.neverCarried.contains(box.type) {
+                carried.append(box)
+            }
+        }
+        guard !carried.isEmpty else { return nil }
+        self.sourceType = sourceType
+        self.boxes = carried
+    }
+
+    /// Bytes the carried boxes may add to the movie header.
+    var byteCount: Int { boxes.reduce(0) { $0 + $1.byteCount } }
+
+    /// The output's sample entry with the source's boxes in it: each box the
+    /// muxer wrote is replaced by the source's of the same type (the n-th by
+    /// the n-th, inside `wave` too), and the source's other boxes follow the
+    /// muxer's. The muxer's own extras (btrt) stay.
+    func merged(into entry: BoxNode) -> BoxNode {
+        guard let written = entry.children else { return entry }
+        var remaining = boxes
+        let keepsConfiguration = entry.type != sourceType
+        func replace(_ box: BoxNode) -> BoxNode {
+            guard let index = remaining.firstIndex(where: { $0.type == box.type }) else { return box }
+            let source = remaining.remove(at: index)
+            return keepsConfiguration && Self.configurationTypes.contains(box.type) ? box : source
+        }
+        var merged = entry
+        merged.children = written.map { box in
+            guard box.type == "wave", let inner = box.children else { return replace(box) }
+            var wave = box
+            wave.children = inner.map(replace)
+            return wave
+        }
+        merged.children! += remaining.filter { !(keepsConfiguration && Self.configurationTypes.contains($0.type)) }
+        return merged
+    }
+}
+
+/// Which of FFmpeg's metadata tags (read as text) go into the output.
+public enum TagSelection: Sendable, Equatable {
+    case all(except: Set<String>)
+    case only(Set<String>)
+
+    func contains(_ key: String) -> Bool {
+        switch self {
+        case .all(let except): return !except.contains(key)
+        case .only(let keys): return keys.contains(key)
+        }
+    }
+}
+
+/// The metadata a merge writes, decided from the video's.
+public struct MetadataCarry: Sendable, Equatable {
+    /// The video file's tags, as FFmpeg's muxer writes them.
+    var fileTags: TagSelection
+    /// Each copied stream's tags.
+    var streamTags: TagSelection
+    /// Boxes added to the output's movie header as the video has them.
+    var boxes: MovieMetadataBoxes
+    /// What the output keeps, by name, for the report.
+    public var kept: [String]
+
+    /// Tags that describe the source's gapless layout, which the output's edit lists replace.
+    static let gaplessTags: Set<String> = ["iTunSMPB"]
+
+    /// QuickTime sources: the boxes themselves, so that typed values (a
+    /// location, a lens model as a number) arrive as written, and the
+    /// creation time through FFmpeg, which writes it into the movie header.
+    /// The output names its own writing tool (©too). Other containers: the
+    /// tags FFmpeg reads. Without `keep`: the tracks' language and handler
+    /// name only, which say nothing about the recording.
+    static func plan(video: MediaInfo, keep: Bool) -> MetadataCarry {
+        guard keep else {
+            return MetadataCarry(fileTags: .only([]), streamTags: .only(["language", "handler_name"]), boxes: MovieMetadataBoxes(), kept: [])
+        }
+        guard let source = video.movieMetadata else {
+            let kept = video.tags.keys.filter { !gaplessTags.contains($0) }.sorted()
+            return MetadataCarry(fileTags: .all(except: gaplessTags), streamTags: .all(except: []), boxes: MovieMetadataBoxes(), kept: kept)
+        }
+        let padding: Set<String> = ["free", "skip"]
+        var keyed = source.keyedMeta
+        keyed?.children?.removeAll { padding.contains($0.type) }
+        let boxes = MovieMetadataBoxes(
+            keyedMeta: keyed,
+            userData: source.userData.filter { !padding.contains($0.type) && $0.type != "\u{A9}too" },
+            tagItems: source.tagItems.filter { $0.type != "\u{A9}too" })
+        var kept = boxes.names
+        if video.tags["creation_time"] != nil { kept.append("creation_time") }
+        return MetadataCarry(fileTags: .only(["creation_time"]), streamTags: .all(except: []), boxes: boxes, kept: kept)
+    }
+}

@@ -1,0 +1,277 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The edit list and durations one output track must end up with, in the
+/// movie timescale (durations) and the track's media timescale (media time).
+struct TrackTiming: Equatable {
+    /// Presentation delay before the track's first sample (an empty edit).
+    var delay: Int64
+    /// Where in the media the presentation starts.
+    var mediaTime: Int64
+    /// The whole presentation, delay included: the output's end.
+    var end: Int64
+}
+
+/// What the finished file's movie header must say beyond what FFmpeg 5.1's
+/// mov muxer writes, all from the plan.
+struct MovieRewrite {
+    var movieEnd: Int64
+    /// By output track, in track_ID order (as the muxer writes them).
+    var timings: [TrackTiming]
+    var sampleEntries: [SampleEntryCarry?]
+    var metadata: MovieMetadataBoxes
+}
+
+/// Puts the plan's exact timing and the source's descriptions into a
+/// finished file's moov. The muxer derives edit durations from DTS spans and
+/// packet durations (which overshoot with B-frames and round start delays its
+/// own way) and writes only part of a sample entry and of the metadata.
+///
+/// The moov is rewritten where it is: over the room a faststart reservation
+/// left after it, or at the end of the file. When neither holds it (the
+/// reservation was too small) the old one becomes `free` space and the new
+/// one goes last. Asked to, it moves a moov at the end to the front, shifting
+/// the media data and every chunk offset: faststart for outputs whose moov
+/// size could not be known in advance.
+struct MovieRewriter {
+    let path: String
+
+    /// Returns true when the moov ended up at the end of the file though it
+    /// was at the front.
+    @discardableResult
+    func apply(_ rewrite: MovieRewrite, moveToFront: Bool = false) throws -> Bool {
+        let descriptor = open(path, O_RDWR)
+        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot reopen: \(systemErrorText())") }
+        defer { close(descriptor) }
+        let moov = try readMovieBox(descriptor: descriptor)
+        var tree = try MovieTree(moovBytes: moov.bytes)
+        try Self.apply(rewrite, to: &tree)
+        if moveToFront, moov.roomAfter == .endOfFile {
+            try Self.moveToFront(tree, from: moov, descriptor: descriptor)
+            return false
+        }
+        return try write(tree.bytes, replacing: moov, descriptor: descriptor)
+    }
+
+    static func apply(_ rewrite: MovieRewrite, to tree: inout MovieTree) throws {
+        guard var children = tree.root.children else { throw BoxFailure.malformed("empty moov") }
+        var trackIndex = 0
+        for index in children.indices {
+            switch children[index].type {
+            case "mvhd":
+                try writeDuration(&children[index], v0Offset: 16, v1Offset: 24, value: rewrite.movieEnd)
+            case "trak":
+                guard trackIndex < rewrite.timings.count else { throw BoxFailure.layoutMismatch("more tracks than planned") }
+                try patchTiming(&children[index], timing: rewrite.timings[trackIndex])
+                if let carry = rewrite.sampleEntries[trackIndex] {
+                    children[index].modify("mdia/minf/stbl/stsd") { stsd in
+                        if let first = stsd.children?.first { stsd.children![0] = carry.merged(into: first) }
+                    }
+                }
+                trackIndex += 1
+            default:
+                break
+            }
+        }
+        guard trackIndex == rewrite.timings.count else { throw BoxFailure.layoutMismatch("found \(trackIndex) tracks, planned \(rewrite.timings.count)") }
+        tree.root.children = children
+        add(rewrite.metadata, to: &tree.root)
+    }
+
+    // MARK: Timing
+
+    private static func patchTiming(_ trak: inout BoxNode, timing: TrackTiming) throws {
+        guard trak.first("edts/elst") != nil else { throw BoxFailure.layoutMismatch("a track has no edit list") }
+        try trak.modify("tkhd") { try writeDuration(&$0, v0Offset: 20, v1Offset: 28, value: timing.end) }
+        try trak.modify("edts/elst") { try patchEditList(&$0, timing: timing) }
+    }
+
+    private static func patchEditList(_ elst: inout BoxNode, timing: TrackTiming) throws {
+        let version = try elst.uint8(at: 0)
+        let count = Int(try elst.uint32(at: 4))
+        let entrySize = version == 1 ? 20 : 12
+        // FFmpeg writes an empty edit when it sees a positive start; it rounds
+        // that start its own way, so a one-tick start may get one or not.
+        var entry = 8
+        switch count {
+        case 2:
+            try writeEdit(&elst, at: entry, version: version, duration: timing.delay, mediaTime: -1)
+            entry += entrySize
+        case 1 where timing.delay == 0:
+            break
+        default:
+            throw BoxFailure.layoutMismatch("\(count) edits for a track that starts at \(timing.delay)")
+        }
+        try writeEdit(&elst, at: entry, version: version, duration: timing.end - timing.delay, mediaTime: timing.mediaTime)
+    }
+
+    /// Writes a duration field of a full box whose position depends on its version.
+    private static func writeDuration(_ box: inout BoxNode, v0Offset: Int, v1Offset: Int, value: Int64) throws {
+        let wide = try box.uint8(at: 0) == 1
+        let offset = wide ? v1Offset : v0Offset
+        guard offset + (wide ? 8 : 4) <= box.head.count else { throw BoxFailure.malformed("short \(box.type)") }
+        if wide {
+            BoxBuffer.put64(UInt64(bitPattern: value), into: &box.head, at: offset)
+        } else {
+            guard let narrow = UInt32(exactly: value) else { throw BoxFailure.layoutMismatch("duration \(value) needs 64 bits") }
+            BoxBuffer.put32(narrow, into: &box.head, at: offset)
+        }
+    }
+
+    private static func writeEdit(_ elst: inout BoxNode, at offset: Int, version: UInt8, duration: Int64, mediaTime: Int64) throws {
+        guard duration >= 0 else { throw BoxFailure.layoutMismatch("negative edit duration") }
+        guard offset + (version == 1 ? 20 : 12) <= elst.head.count else { throw BoxFailure.malformed("short elst") }
+        if version == 1 {
+            BoxBuffer.put64(UInt64(duration), into: &elst.head, at: offset)
+            BoxBuffer.put64(UInt64(bitPattern: mediaTime), into: &elst.head, at: offset + 8)
+        } else {
+            guard let narrowDuration = UInt32(exactly: duration), let narrowTime = Int32(exactly: mediaTime) else {
+                throw BoxFailure.layoutMismatch("edit values need 64 bits")
+            }
+            BoxBuffer.put32(narrowDuration, into: &elst.head, at: offset)
+            BoxBuffer.put32(UInt32(bitPattern: narrowTime), into: &elst.head, at: offset + 4)
+        }
+    }
+
+    // MARK: Metadata
+
+    /// Adds the source's metadata boxes; where the muxer wrote a box of the
+    /// same kind (its own ©too), the muxer's stays.
+    private static func add(_ metadata: MovieMetadataBoxes, to moov: inout BoxNode) {
+        guard !metadata.isEmpty else { return }
+        if let keyed = metadata.keyedMeta, !moov.all("meta").contains(where: { MovieMetadataBoxes.handler(of: $0) == "mdta" }) {
+            moov.children!.append(keyed)
+        }
+        guard !metadata.userData.isEmpty || !metadata.tagItems.isEmpty else { return }
+        if moov.first("udta") == nil { moov.children!.append(BoxNode(type: "udta", head: [], children: [])) }
+        moov.modify("udta") { udta in
+            udta.children = udta.children ?? []
+            let present = Set(udta.children!.map(\.type))
+            udta.children! += metadata.userData.filter { !present.contains($0.type) }
+            guard !metadata.tagItems.isEmpty else { return }
+            if !udta.all("meta").contains(where: { MovieMetadataBoxes.handler(of: $0) == "mdir" }) {
+                udta.children!.append(Self.emptyTagMeta())
+            }
+            let index = udta.children!.firstIndex { $0.type == "meta" && MovieMetadataBoxes.handler(of: $0) == "mdir" }!
+            udta.children![index].modify("ilst") { ilst in
+                let present = Set(ilst.children?.map(\.type) ?? [])
+                ilst.children = (ilst.children ?? []) + metadata.tagItems.filter { !present.contains($0.type) }
+            }
+        }
+    }
+
+    /// An ISO `meta` box with an iTunes-style (`mdir`) handler and no items.
+    private static func emptyTagMeta() -> BoxNode {
+        let hdlr = BoxNode(type: "hdlr", head: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
+        return BoxNode(type: "meta", head: [0, 0, 0, 0], children: [hdlr, BoxNode(type: "ilst", head: [], children: [])])
+    }
+
+    // MARK: Moving to the front
+
+    /// Puts the moov right after the boxes before the media data (ftyp),
+    /// moving everything between there and the old moov later by the moov's
+    /// size, from the end backwards so that nothing is overwritten unread.
+    private static func moveToFront(_ tree: MovieTree, from moov: MovieBox, descriptor: Int32) throws {
+        let insertAt = try firstBoxAfterFileType(descriptor: descriptor, before: moov.offset)
+        // Raising offsets may widen a 32-bit table to 64 bits, which grows the
+        // moov and so the shift: at most once per table, so this settles.
+        var shift = tree.root.byteCount
+        var bytes: [UInt8]?
+        for _ in 0..<3 where bytes == nil {
+            var shifted = tree
+            try raiseChunkOffsets(&shifted.root, by: Int64(shift))
+            if shifted.root.byteCount == shift { bytes = shifted.root.bytes } else { shift = shifted.root.byteCount }
+        }
+        guard let bytes else { throw BoxFailure.layoutMismatch("chunk offsets do not settle") }
+        let block = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: block)
+        var end = moov.offset
+        while end > insertAt {
+            let start = max(insertAt, end - block)
+            let count = end - start
+            guard pread(descriptor, &buffer, count, off_t(start)) == count,
+                  pwrite(descriptor, buffer, count, off_t(start + shift)) == count else {
+                throw BoxFailure.malformed("moving the media data failed: \(systemErrorText())")
+            }
+            end = start
+        }
+        guard pwrite(descriptor, bytes, bytes.count, off_t(insertAt)) == bytes.count else {
+            throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
+        }
+        guard ftruncate(descriptor, off_t(moov.offset + shift)) == 0 else {
+            throw BoxFailure.malformed("cannot shorten the file: \(systemErrorText())")
+        }
+    }
+
+    private static func firstBoxAfterFileType(descriptor: Int32, before limit: Int) throws -> Int {
+        var header = [UInt8](repeating: 0, count: 8)
+        guard pread(descriptor, &header, 8, 0) == 8, String(decoding: header[4..<8], as: UTF8.self) == "ftyp" else { return 0 }
+        let size = Int(BoxBuffer.be32(header, 0))
+        guard size >= 8, size <= limit else { throw BoxFailure.malformed("ftyp overruns the file") }
+        return size
+    }
+
+    /// Adds `shift` to every chunk offset of every track, widening a 32-bit
+    /// table (stco) to 64 bits (co64) where an offset no longer fits.
+    static func raiseChunkOffsets(_ moov: inout BoxNode, by shift: Int64) throws {
+        for index in moov.children!.indices where moov.children![index].type == "trak" {
+            try moov.children![index].modify("mdia/minf/stbl") { stbl in
+                guard let tables = stbl.children else { return }
+                stbl.children = try tables.map { table in
+                    guard table.type == "stco" || table.type == "co64" else { return table }
+                    let wide = table.type == "co64"
+                    let count = Int(try table.uint32(at: 4))
+                    guard count <= (table.head.count - 8) / (wide ? 8 : 4) else { throw BoxFailure.malformed("short \(table.type)") }
+                    let offsets = try (0..<count).map { i in
+                        (wide ? try table.int64(at: 8 + i * 8) : Int64(try table.uint32(at: 8 + i * 4))) + shift
+                    }
+                    let widen = wide || offsets.contains { $0 > Int64(UInt32.max) }
+                    var head = Array(table.head.prefix(8))
+                    head += [UInt8](repeating: 0, count: count * (widen ? 8 : 4))
+                    for (i, offset) in offsets.enumerated() {
+                        if widen { BoxBuffer.put64(UInt64(offset), into: &head, at: 8 + i * 8) } else { BoxBuffer.put32(UInt32(offset), into: &head, at: 8 + i * 4) }
+                    }
+                    return BoxNode(type: widen ? "co64" : "stco", head: head)
+                }
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    private func write(_ bytes: [UInt8], replacing moov: MovieBox, descriptor: Int32) throws -> Bool {
+        let old = moov.bytes.count
+        func put(_ data: [UInt8], at offset: Int) throws {
+            guard pwrite(descriptor, data, data.count, off_t(offset)) == data.count else {
+                throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
+            }
+        }
+        switch moov.roomAfter {
+        case _ where bytes.count == old:
+            try put(bytes, at: moov.offset)
+            return false
+        case .endOfFile:
+            try put(bytes, at: moov.offset)
+            if bytes.count < old, ftruncate(descriptor, off_t(moov.offset + bytes.count)) != 0 {
+                throw BoxFailure.malformed("cannot shorten the file: \(systemErrorText())")
+            }
+            return false
+        case .freeBox(let free) where bytes.count == old + free || bytes.count + 8 <= old + free:
+            let room = old + free - bytes.count
+            var padding: [UInt8] = []
+            if room > 0 { padding = [0, 0, 0, 0] + Array("free".utf8); BoxBuffer.put32(UInt32(room), into: &padding, at: 0) }
+            try put(bytes + padding, at: moov.offset)
+            return false
+        default:
+            // No room: the old moov becomes free space and the new one goes last.
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw BoxFailure.malformed("cannot read the file size: \(systemErrorText())") }
+            try put(bytes, at: Int(info.st_size))
+            try put(Array("free".utf8), at: moov.offset + 4)
+            return true
+        }
+    }
+}

@@ -1,0 +1,242 @@
+/// One QuickTime/MP4 box, parsed down to the boxes MediaMux reads or
+/// rewrites and kept byte for byte everywhere else: serializing an unchanged
+/// tree gives back the bytes it was parsed from.
+struct BoxNode: Sendable, Equatable {
+    /// The four type bytes, one Unicode scalar per byte (so `©xyz` is "\u{A9}xyz").
+    var type: String
+    /// The payload before the children: a full box's version and flags, the
+    /// entry count of `stsd`, the fixed fields of a sample entry. A leaf's whole payload.
+    var head: [UInt8]
+    /// nil for a leaf.
+    var children: [BoxNode]?
+    /// Bytes after the last child too short to be a box (QuickTime ends some
+    /// `udta` boxes with four zero bytes).
+    var tail: [UInt8] = []
+
+    init(type: String, head: [UInt8], children: [BoxNode]? = nil, tail: [UInt8] = []) {
+        self.type = type
+        self.head = head
+        self.children = children
+        self.tail = tail
+    }
+
+    /// A leaf from its complete bytes, header included.
+    init(bytes: [UInt8]) throws {
+        let boxes = try BoxNode.parse(bytes[...], container: { _, _ in nil })
+        guard boxes.count == 1 else { throw BoxFailure.malformed("expected one box, found \(boxes.count)") }
+        self = boxes[0]
+    }
+
+    /// Boxes whose payload is only boxes, wherever they appear in a movie header.
+    static let plainContainers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "udta", "dinf", "tref", "ilst", "wave"]
+
+    /// Parses the boxes in `bytes`. `container` returns, for a box type and
+    /// payload, how many head bytes come before its children, or nil for a leaf.
+    /// A container whose contents do not parse as boxes is kept as a leaf.
+    static func parse(_ bytes: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) throws -> [BoxNode] {
+        var nodes: [BoxNode] = []
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            guard bytes.endIndex - offset >= 8 else { throw BoxFailure.malformed("\(bytes.endIndex - offset) stray bytes") }
+            var size = Int(BoxBuffer.be32(bytes, offset))
+            var header = 8
+            if size == 1 {
+                guard bytes.endIndex - offset >= 16 else { throw BoxFailure.malformed("truncated box header") }
+                size = Int(clamping: BoxBuffer.be64(bytes, offset + 8))
+                header = 16
+            } else if size == 0 {
+                size = bytes.endIndex - offset
+            }
+            guard size >= header, size <= bytes.endIndex - offset else { throw BoxFailure.malformed("a box overruns its parent") }
+            let type = typeName(bytes[(offset + 4)..<(offset + 8)])
+            let payload = bytes[(offset + header)..<(offset + size)]
+            nodes.append(node(type: type, payload: payload, container: container))
+            offset += size
+        }
+        return nodes
+    }
+
+    private static func node(type: String, payload: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) -> BoxNode {
+        guard let headSize = container(type, payload), headSize <= payload.count else { return BoxNode(type: type, head: Array(payload)) }
+        let body = payload.dropFirst(headSize)
+        // Children up to the last whole box; fewer than 8 bytes left over are a tail.
+        var end = body.startIndex
+        while body.endIndex - end >= 8 {
+            let size = Int(BoxBuffer.be32(body, end))
+            guard size >= 8, size <= body.endIndex - end else { break }
+            end += size
+        }
+        guard body.endIndex - end < 8, let children = try? parse(body[..<end], container: container) else {
+            return BoxNode(type: type, head: Array(payload))
+        }
+        return BoxNode(type: type, head: Array(payload.prefix(headSize)), children: children, tail: Array(body[end...]))
+    }
+
+    /// ISO's meta is a full box (version and flags first); QuickTime's is
+    /// not, and starts with its first child's size, never zero.
+    static func metaHeadSize(_ payload: ArraySlice<UInt8>) -> Int {
+        payload.prefix(4).elementsEqual([0, 0, 0, 0]) ? 4 : 0
+    }
+
+    static func typeName(_ bytes: ArraySlice<UInt8>) -> String {
+        String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+
+    static func typeBytes(_ type: String) -> [UInt8] {
+        let scalars = type.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }
+        return Array((scalars + [0, 0, 0, 0]).prefix(4))
+    }
+
+    /// The box's bytes, header included, sizes recomputed.
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(byteCount)
+        append(to: &out)
+        return out
+    }
+
+    var byteCount: Int {
+        let payload = head.count + (children?.reduce(0) { $0 + $1.byteCount } ?? 0) + tail.count
+        return payload + (payload + 8 > Int(UInt32.max) ? 16 : 8)
+    }
+
+    func append(to out: inout [UInt8]) {
+        let size = byteCount
+        if size > Int(UInt32.max) {
+            out += [0, 0, 0, 1] + Self.typeBytes(type)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(size) >> UInt64(shift))) }
+        } else {
+            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt32(size) >> UInt32(shift))) }
+            out += Self.typeBytes(type)
+        }
+        out += head
+        for child in children ?? [] { child.append(to: &out) }
+        out += tail
+    }
+
+    /// The first descendant along a slash-separated path of types, such as "mdia/minf/stbl".
+    func first(_ path: String) -> BoxNode? {
+        var node = self
+        for type in path.split(separator: "/") {
+            guard let next = node.children?.first(where: { $0.type == type }) else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    /// Every child of this type.
+    func all(_ type: String) -> [BoxNode] { children?.filter { $0.type == type } ?? [] }
+
+    /// Changes the first descendant along `path`; false when there is none.
+    @discardableResult
+    mutating func modify(_ path: Substring, _ change: (inout BoxNode) throws -> Void) rethrows -> Bool {
+        guard !path.isEmpty else {
+            try change(&self)
+            return true
+        }
+        let parts = path.split(separator: "/", maxSplits: 1)
+        guard let index = children?.firstIndex(where: { $0.type == parts[0] }) else { return false }
+        return try children![index].modify(parts.count > 1 ? parts[1] : "", change)
+    }
+
+    // Reads from the head, for fixed fields of full boxes and leaves.
+
+    func uint8(at i: Int) throws -> UInt8 {
+        guard i >= 0, i < head.count else { throw BoxFailure.malformed("\(type) too short") }
+        return head[i]
+    }
+
+    func uint16(at i: Int) throws -> UInt16 {
+        UInt16(try uint8(at: i)) << 8 | UInt16(try uint8(at: i + 1))
+    }
+
+    func uint32(at i: Int) throws -> UInt32 {
+        guard i >= 0, i + 4 <= head.count else { throw BoxFailure.malformed("\(type) too short") }
+        return BoxBuffer.be32(head, i)
+    }
+
+    func int64(at i: Int) throws -> Int64 {
+        guard i >= 0, i + 8 <= head.count else { throw BoxFailure.malformed("\(type) too short") }
+        return Int64(bitPattern: BoxBuffer.be64(head, i))
+    }
+}
+
+/// A movie header (`moov`) as a tree: the containers of tracks, sample
+/// tables and metadata opened, sample entries opened by their track's handler.
+struct MovieTree: Sendable, Equatable {
+    var root: BoxNode
+
+    init(moovBytes: [UInt8]) throws {
+        let nodes = try BoxNode.parse(moovBytes[...], container: Self.headSize)
+        guard nodes.count == 1, nodes[0].type == "moov", nodes[0].children != nil else { throw BoxFailure.malformed("no moov box") }
+        root = nodes[0]
+        for index in root.children!.indices where root.children![index].type == "trak" {
+            Self.openSampleEntries(&root.children![index])
+        }
+    }
+
+    private static func headSize(_ type: String, _ payload: ArraySlice<UInt8>) -> Int? {
+        if BoxNode.plainContainers.contains(type) { return 0 }
+        switch type {
+        case "stsd": return 8
+        case "meta": return BoxNode.metaHeadSize(payload)
+        default: return nil
+        }
+    }
+
+    /// The handler type of a track: "vide", "soun", "meta", "tmcd"...
+    static func handler(of trak: BoxNode) -> String? {
+        guard let hdlr = trak.first("mdia/hdlr"), hdlr.head.count >= 12 else { return nil }
+        return BoxNode.typeName(hdlr.head[8..<12])
+    }
+
+    /// Sample entries become containers of their boxes, after their fixed
+    /// fields: 78 bytes for video, 28 for sound (plus 16 or 36 in QuickTime's
+    /// versions 1 and 2).
+    private static func openSampleEntries(_ trak: inout BoxNode) {
+        let handler = Self.handler(of: trak)
+        trak.modify("mdia/minf/stbl/stsd") { stsd in
+            guard let entries = stsd.children else { return }
+            stsd.children = entries.map { entry in
+                guard entry.children == nil, let fixed = sampleEntryHeadSize(entry, handler: handler) else { return entry }
+                let reopened = BoxNode.parse(entryBytes: entry, headSize: fixed)
+                return reopened ?? entry
+            }
+        }
+    }
+
+    private static func sampleEntryHeadSize(_ entry: BoxNode, handler: String?) -> Int? {
+        switch handler {
+        case "vide": return 78
+        case "soun":
+            guard let version = try? entry.uint16(at: 8) else { return nil }
+            switch version {
+            case 0: return 28
+            case 1: return 44
+            case 2: return 64
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// Sample entries of a track, in stsd order.
+    static func sampleEntries(of trak: BoxNode) -> [BoxNode] {
+        trak.first("mdia/minf/stbl/stsd")?.children ?? []
+    }
+
+    var tracks: [BoxNode] { root.all("trak") }
+
+    var bytes: [UInt8] { root.bytes }
+}
+
+extension BoxNode {
+    /// A leaf re-read as a container whose children start after `headSize` bytes.
+    static func parse(entryBytes entry: BoxNode, headSize: Int) -> BoxNode? {
+        guard entry.children == nil, headSize <= entry.head.count else { return nil }
+        let reopened = node(type: entry.type, payload: entry.head[...]) { type, _ in
+            type == entry.type ? headSize : (plainContainers.contains(type) ? 0 : nil)
+        }
+        return reopened.children == nil ? nil : reopened
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+@testable import MediaMux
+
+/// A stream copy carries the source's description of its streams and of the
+/// recording: every box of the sample entries, byte for byte, and the capture
+/// metadata. Judged by the tests' own MP4 reader against the source files.
+struct PassthroughTests {
+    /// Boxes that only hold a QuickTime sample entry together (wave's frma,
+    /// its copy of the entry type, its terminator).
+    static let structural: Set<String> = ["frma", "mp4a", "\0\0\0\0", "wave"]
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var video: String
+        var output: String
+        /// Types the source has that must be among the output's (besides the byte-for-byte check).
+        var mustCarry: [String]
+        var testDescription: String { "\(video) -> \(output)" }
+    }
+
+    static let cases: [Case] = ["mp4", "mov"].flatMap { container in
+        [
+            // Dolby Vision 8.4 (dvvC), HLG colour as QuickTime's nclc.
+            Case(video: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", output: container, mustCarry: ["hvcC", "dvvC", "colr"]),
+            Case(video: "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", output: container, mustCarry: ["hvcC", "pasp", "colr"]),
+            Case(video: "real/android14_hevc_hlg_audio_track_first.mp4", output: container, mustCarry: ["hvcC", "colr"]),
+            Case(video: "real/apple_h264_bframes_audio_starts_44ms_late.mov", output: container, mustCarry: ["avcC", "colr"]),
+            // HDR10 mastering display and light levels, amve, clap and an unknown box.
+            Case(video: "hevc_hdr10_entry_boxes.mp4", output: container, mustCarry: ["mdcv", "clli", "amve", "clap", "zzzz"]),
+        ]
+    }
+
+    @Test(arguments: cases)
+    func videoSampleEntryBoxesArriveByteForByte(_ example: Case) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out." + example.output)
+        _ = try await MediaMux.merge(video: Fixtures.path(example.video), audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let source = try #require(try MP4File(path: Fixtures.path(example.video)).videoTracks.first)
+        let copy = try #require(try MP4File(path: output).videoTracks.first)
+        #expect(copy.sampleFormat == source.sampleFormat)
+        for box in source.sampleEntryBoxes where !Self.structural.contains(box.type) {
+            #expect(copy.sampleEntryBoxes.contains { $0.bytes == box.bytes }, "\(box) of the source is missing or changed")
+        }
+        let types = Set(copy.sampleEntryBoxes.map(\.type))
+        #expect(Set(example.mustCarry).isSubset(of: types), "\(copy.sampleEntryBoxes)")
+    }
+
+    /// hev1 becomes hvc1 (Apple's players refuse hev1): hvcC must then say
+    /// its parameter sets are complete, as FFmpeg writes it; the rest is the source's.
+    @Test func aChangedEntryTypeKeepsTheMuxersConfiguration() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        _ = try await MediaMux.merge(video: Fixtures.path("hevc_hev1.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let source = try #require(try MP4File(path: Fixtures.path("hevc_hev1.mp4")).videoTracks.first)
+        let copy = try #require(try MP4File(path: output).videoTracks.first)
+        #expect(source.sampleFormat == "hev1")
+        #expect(copy.sampleFormat == "hvc1")
+        #expect(copy.sampleEntryBoxes.filter { $0.type == "hvcC" }.count == 1)
+        for box in source.sampleEntryBoxes where box.type != "hvcC" {
+            #expect(copy.sampleEntryBoxes.contains { $0.bytes == box.bytes }, "\(box)")
+        }
+    }
+
+    /// Audio from a QuickTime movie: its esds sits inside a `wave` box, which
+    /// MP4 does not have. In .mp4 the esds stands in the entry itself; in .mov
+    /// it goes into the muxer's own wave.
+    @Test(arguments: ["mp4", "mov"])
+    func quickTimeAudioConfigurationLeavesItsWaveBox(_ container: String) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out." + container)
+        let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        _ = try await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: movie, output: output)
+        let source = try #require(try MP4File(path: movie).audioTracks.first)
+        let copy = try #require(try MP4File(path: output).audioTracks.first)
+        let esds = try #require(source.sampleEntryBoxes.first { $0.type == "esds" })
+        #expect(esds.inWave)
+        let written = try #require(copy.sampleEntryBoxes.first { $0.type == "esds" })
+        #expect(written.bytes == esds.bytes)
+        #expect(written.inWave == (container == "mov"))
+        #expect(copy.sampleEntryBoxes.filter { $0.type == "esds" }.count == 1)
+    }
+
+    // MARK: Metadata
+
+    @Test(arguments: ["mp4", "mov"])
+    func iPhoneCaptureMetadataIsKept(_ container: String) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out." + container)
+        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let report = try await MediaMux.merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let keys = [
+            "com.apple.quicktime.location.accuracy.horizontal", "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.make",
+            "com.apple.quicktime.model", "com.apple.quicktime.software", "com.apple.quicktime.creationdate",
+        ]
+        let source = try MP4File(path: video)
+        let copy = try MP4File(path: output)
+        #expect(try source.metadataKeys() == keys)
+        #expect(try copy.metadataKeys() == keys)
+        // The values, typed as the phone wrote them.
+        let sourceItems = try source.bytes(of: try #require(source.moov.find("meta/ilst").first))
+        let copyItems = try copy.bytes(of: try #require(copy.moov.find("meta/ilst").first))
+        #expect(copyItems == sourceItems)
+        #expect(report.keptMetadata == keys + ["creation_time"])
+        #expect(try Self.creationTime(copy) == Self.creationTime(source))
+    }
+
+    /// Android writes its location as QuickTime user data (©xyz); an older
+    /// Apple/FFmpeg movie as an iTunes-style tag item.
+    @Test(arguments: [
+        ("real/android14_hevc_hlg_audio_track_first.mp4", "udta/\u{A9}xyz"),
+        ("real/apple_h264_bframes_audio_starts_44ms_late.mov", "udta/meta/ilst/\u{A9}xyz"),
+    ])
+    func userDataLocationIsKept(_ video: String, _ path: String) async throws {
+        for container in ["mp4", "mov"] {
+            let folder = try TemporaryFolder()
+            let output = folder.path("out." + container)
+            _ = try await MediaMux.merge(video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output)
+            let source = try MP4File(path: Fixtures.path(video))
+            let copy = try MP4File(path: output)
+            let location = try source.bytes(of: try #require(source.moov.find(path).first))
+            let written = try copy.moov.find(path).map { try copy.bytes(of: $0) }
+            #expect(written == [location], "\(container)")
+        }
+    }
+
+    @Test(arguments: [
+        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", "real/android14_hevc_hlg_audio_track_first.mp4",
+        "real/apple_h264_bframes_audio_starts_44ms_late.mov",
+    ])
+    func noMetadataLeavesNoLocationAnywhere(_ video: String) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MediaMux.merge(
+            video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output, options: MergeOptions(keepsMetadata: false))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: output))
+        // The three files' coordinates, Apple's key, and the user-data type.
+        for needle in ["+37.7450-122.4301", "+51.5335-000.1261", "+40.6892-074.0445", "ISO6709", "iPhone", "\u{A9}xyz"] {
+            let pattern = Data(needle.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })
+            #expect(bytes.range(of: pattern) == nil, "\(needle) is in the output")
+        }
+        #expect(report.keptMetadata.isEmpty)
+        #expect(try Self.creationTime(MP4File(path: output)) == 0)
+        // The sources do have them: the search would have found them.
+        let source = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(video)))
+        #expect(source.range(of: Data("\u{A9}xyz".unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })) != nil || source.range(of: Data("ISO6709".utf8)) != nil)
+    }
+
+    /// mvhd's creation time, seconds since 1904.
+    static func creationTime(_ file: MP4File) throws -> UInt64 {
+        let mvhd = try file.bytes(of: try #require(file.moov.find("mvhd").first))
+        return mvhd[8] == 1 ? mvhd[12..<20].reduce(0) { $0 << 8 | UInt64($1) } : mvhd[12..<16].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    @Test func theReportNamesEveryStreamLeftOut() async throws {
+        let folder = try TemporaryFolder()
+        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let report = try await MediaMux.merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
+        #expect(report.leftOut.map(\.streamIndex) == [1, 2, 3, 4])
+        #expect(report.leftOut.allSatisfy { $0.path == video })
+        #expect(report.leftOut[0].reason == "the soundtrack replaces the video's own audio")
+        #expect(report.leftOut.dropFirst().allSatisfy { $0.what == "data mebx" && $0.reason == "timed metadata is not copied" })
+    }
+
+    // MARK: Where the grown movie header goes
+
+    /// A moov that outgrows the room reserved for it goes to the end of the
+    /// file, whole; the old one becomes free space and every sample stays put.
+    @Test func aMovieHeaderThatOutgrowsItsRoomMovesToTheEnd() async throws {
+        let folder = try TemporaryFolder()
+        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        var bare = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
+        bare.video.sampleEntry = nil
+        bare.audio.sampleEntry = nil
+        bare.metadata = MetadataCarry.plan(video: try await MediaMux.probe(video), keep: false)
+        _ = try await MediaMux.execute(bare)
+        let bareMovie = try #require(try MP4File(path: folder.path("bare.mp4")).topLevelBoxes(ofType: "moov").first)
+
+        var tight = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("tight.mp4"))
+        tight.movieHeader = .reservedAtFront(bytes: Int(bareMovie.size) + 8)
+        let report = try await MediaMux.execute(tight)
+        let file = try MP4File(path: folder.path("tight.mp4"))
+        #expect(!file.isFastStart)
+        #expect(file.topLevelBoxes(ofType: "moov").count == 1)
+        #expect(report.warnings.contains { $0.contains("moved to the end") })
+        #expect(file.videoTracks.first?.sampleEntryBoxes.contains { $0.type == "dvvC" } == true)
+        try Self.expectSameSamples(file, as: MP4File(path: folder.path("bare.mp4")))
+    }
+
+    /// Faststart by moving the finished moov to the front: chunk offsets rise
+    /// by its size and every sample's bytes are where the tables say.
+    @Test func movingToTheFrontKeepsEverySample() async throws {
+        let folder = try TemporaryFolder()
+        let video = Fixtures.path("hevc_hdr10_entry_boxes.mp4")
+        var plan = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
+        plan.movieHeader = .movedToFront
+        _ = try await MediaMux.execute(plan)
+        var atEnd = plan
+        atEnd.outputPath = folder.path("end.mp4")
+        atEnd.movieHeader = .atEnd
+        _ = try await MediaMux.execute(atEnd)
+        let moved = try MP4File(path: folder.path("moved.mp4"))
+        #expect(moved.isFastStart)
+        #expect(moved.topLevelBoxes(ofType: "free").allSatisfy { $0.size < 64 })
+        #expect(moved.fileSize == (try MP4File(path: folder.path("end.mp4")).fileSize))
+        try Self.expectSameSamples(moved, as: MP4File(path: folder.path("end.mp4")))
+    }
+
+    static func expectSameSamples(_ file: MP4File, as reference: MP4File) throws {
+        #expect(file.tracks.count == reference.tracks.count)
+        for (track, expected) in zip(file.tracks, reference.tracks) {
+            #expect(track.issues.isEmpty)
+            #expect(track.sampleCount == expected.sampleCount)
+            for index in 0..<min(track.sampleCount, expected.sampleCount) {
+                #expect(try track.sampleData(index) == expected.sampleData(index), "track \(track.trackID) sample \(index)")
+            }
+        }
+    }
+
+    /// Offsets past 4 GiB turn a 32-bit chunk offset table into a 64-bit one.
+    @Test func raisedChunkOffsetsWidenTo64Bits() throws {
+        func stco(_ offsets: [UInt32]) -> BoxNode {
+            var head: [UInt8] = [0, 0, 0, 0] + [0, 0, 0, UInt8(offsets.count)]
+            for offset in offsets { head += (0..<4).map { UInt8(truncatingIfNeeded: offset >> (24 - 8 * $0)) } }
+            return BoxNode(type: "stco", head: head)
+        }
+        func trak(_ table: BoxNode) -> BoxNode {
+            let stbl = BoxNode(type: "stbl", head: [], children: [table])
+            let minf = BoxNode(type: "minf", head: [], children: [stbl])
+            return BoxNode(type: "trak", head: [], children: [BoxNode(type: "mdia", head: [], children: [minf])])
+        }
+        var moov = BoxNode(type: "moov", head: [], children: [trak(stco([8, 100])), trak(stco([UInt32.max - 10]))])
+        try MovieRewriter.raiseChunkOffsets(&moov, by: 100)
+        let first = try #require(moov.children?[0].first("mdia/minf/stbl/stco"))
+        #expect(try first.uint32(at: 8) == 108 && first.uint32(at: 12) == 200)
+        let second = try #require(moov.children?[1].first("mdia/minf/stbl/co64"))
+        #expect(try second.int64(at: 8) == Int64(UInt32.max) + 90)
+    }
+
+    /// Parsing a movie header and writing it back gives the same bytes.
+    @Test(arguments: [
+        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
+        "real/android14_hevc_hlg_audio_track_first.mp4", "real/apple_h264_bframes_audio_starts_44ms_late.mov",
+        "real/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", "real/nero_aac_lc_22khz_mono_itunsmpb.m4a",
+        "hevc_hdr10_entry_boxes.mp4", "h264_bframes_aac.mp4", "aac_7s.m4a",
+    ])
+    func movieTreesRoundTrip(_ name: String) throws {
+        let descriptor = open(Fixtures.path(name), O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let moov = try readMovieBox(descriptor: descriptor)
+        let tree = try MovieTree(moovBytes: moov.bytes)
+        #expect(tree.bytes == moov.bytes)
+        // Sample entries of sound and video are opened, not kept whole.
+        for trak in tree.tracks where ["vide", "soun"].contains(MovieTree.handler(of: trak)) {
+            #expect(MovieTree.sampleEntries(of: trak).first?.children != nil)
+        }
+    }
+}
