@@ -224,6 +224,11 @@ late=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts,dts -of csv=p=
 (( late == 2 )) || fail "h264_negative_cts_tail.mp4: $late packets with pts < dts, expected 2"
 
 # --------------------------------------------------------------------------
+step "h264_26s_2fps.mp4 (a long, tiny video, so that the soundtracks decide the end)"
+"${FF[@]}" -f lavfi -i "testsrc2=size=64x48:rate=2:duration=26" -c:v libx264 -preset medium -crf 40 -g 20 -pix_fmt yuv420p "${BX[@]}" h264_26s_2fps.mp4
+assert_close "$(probe1 format=duration h264_26s_2fps.mp4)" 26 0.001 "h264_26s_2fps duration"
+
+# --------------------------------------------------------------------------
 step "hevc_hdr10_entry_boxes.mp4 (HDR10 HEVC whose sample entry carries boxes FFmpeg 5.1 does not write)"
 # Three 10-bit PQ frames; then mdcv and clli (HDR10 mastering display and
 # light levels), Apple's amve, a clap and a box of an unknown type go into
@@ -448,7 +453,7 @@ EOF
 # --------------------------------------------------------------------------
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
-           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 aac_7s.m4a aac_2s.m4a
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 h264_26s_2fps.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)

@@ -30,6 +30,8 @@ public struct MergePlan: Sendable, Equatable {
         public var codec: String
         /// The sample-entry fourcc to write, when the muxer's own choice would be wrong (HEVC: `hvc1`).
         public var codecTag: String?
+        /// The time base the copy works in: the input stream's, or for audio
+        /// one fine enough to place every sample (milliseconds are not).
         public var timeBase: MediaTime
         /// Subtracted from the input's timestamps to put the track on the output timeline.
         public var origin: MediaTime

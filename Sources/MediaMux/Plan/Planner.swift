@@ -187,7 +187,7 @@ public struct MergePlanner: Sendable {
             codec: stream.codec,
             // Apple's players refuse HEVC tagged hev1, which FFmpeg picks by default.
             codecTag: stream.codec == "hevc" ? "hvc1" : nil,
-            timeBase: stream.timeBase,
+            timeBase: kind == .audio ? Self.sampleExactTimeBase(stream) : stream.timeBase,
             origin: origin,
             sourceStart: max(start, .zero()),
             sourceEnd: end,
@@ -200,6 +200,18 @@ public struct MergePlanner: Sendable {
         track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
         track.headerBytes += track.sampleEntry?.byteCount ?? 0
         return track
+    }
+
+    /// A time base in which every sample of an audio stream falls on a
+    /// tick: the stream's own, or one both it and the sample rate divide
+    /// (WebM's milliseconds cannot place Opus's 6.5 ms pre-skip).
+    static func sampleExactTimeBase(_ stream: StreamInfo) -> MediaTime {
+        let base = stream.timeBase
+        guard let rate = stream.sampleRate.map(Int64.init), rate > 0, base.value == 1, base.timescale % rate != 0 else { return base }
+        var (a, b) = (base.timescale, rate)
+        while b != 0 { (a, b) = (b, a % b) }
+        let common = base.timescale / a * rate
+        return common <= Int64(Int32.max) ? MediaTime(value: 1, timescale: common) : base
     }
 
     /// Room for the moov box, when every track's sample count is known: an

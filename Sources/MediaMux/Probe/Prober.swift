@@ -24,7 +24,7 @@ struct Prober {
         } else {
             let origin = format.start_time != noTimestamp
                 ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
-            try scanPackets(demuxer, origin: origin, into: &streams)
+            try scanPackets(demuxer, fallbackOrigin: origin, into: &streams)
         }
         return MediaInfo(
             path: demuxer.path,
@@ -133,11 +133,12 @@ struct Prober {
     }
 
     /// Other containers do not index every sample or round their durations
-    /// (Matroska stores a float, browser recordings none), so read the packets.
-    private func scanPackets(_ demuxer: DemuxerHandle, origin: MediaTime, into streams: inout [StreamInfo]) throws {
-        var first = [Int64?](repeating: nil, count: streams.count)
-        var last = [Int64?](repeating: nil, count: streams.count)
-        var counts = [Int](repeating: 0, count: streams.count)
+    /// (Matroska stores a float, browser recordings none), so read the
+    /// packets. The file's time zero is its earliest sample that is shown
+    /// or heard: encoder delay dropped by the decoder does not count.
+    private func scanPackets(_ demuxer: DemuxerHandle, fallbackOrigin: MediaTime, into streams: inout [StreamInfo]) throws {
+        let units = streams.indices.map { SpanUnits(demuxer.stream($0)) }
+        var spans = units.map { PacketSpan(timescale: $0.timescale) }
         let packet = try PacketBuffer()
         while try demuxer.read(into: packet) {
             let p = packet.pointer.pointee
@@ -145,21 +146,81 @@ struct Prober {
             guard i < streams.count else { continue }
             let pts = p.pts != noTimestamp ? p.pts : p.dts
             guard pts != noTimestamp else { continue }
-            counts[i] += 1
-            first[i] = min(first[i] ?? pts, pts)
-            last[i] = max(last[i] ?? pts, pts + max(p.duration, 0))
+            let (skip, discard) = droppedSamples(packet.pointer)
+            let samples = units[i].perSample > 0 ? decodedSamples(packet.pointer, stream: demuxer.stream(i)) : nil
+            spans[i].add(
+                pts: pts * units[i].perTick, duration: max(p.duration, 0) * units[i].perTick,
+                samples: samples.map { $0 * units[i].perSample }, skip: skip * units[i].perSample, discard: discard * units[i].perSample)
         }
+        for i in streams.indices where streams[i].kind == .audio {
+            let padding = Int64(demuxer.stream(i).pointee.codecpar.pointee.initial_padding)
+            if padding > 0 { spans[i].dropAtStartIfUndeclared(padding * units[i].perSample) }
+        }
+        let presented = spans.map(\.presented)
+        let origin = presented.compactMap { $0?.start }.min() ?? fallbackOrigin
         for i in streams.indices {
-            let scale = streams[i].timeBase
             streams[i].origin = origin
-            streams[i].packetCount = counts[i]
-            guard let firstTick = first[i], let endTick = last[i], endTick > firstTick else { continue }
-            let toTime = { (tick: Int64) in MediaTime(value: tick * scale.value, timescale: scale.timescale) - origin }
-            streams[i].start = toTime(firstTick)
-            streams[i].end = toTime(endTick)
+            streams[i].packetCount = spans[i].count
+            guard let (start, end) = presented[i] else { continue }
+            streams[i].start = start - origin
+            streams[i].end = end - origin
             streams[i].timing = .packetScan
         }
     }
+
+    /// The samples a decoder drops from a packet, at its start and at its
+    /// end: FFmpeg's skip-samples side data (from MP3's LAME header, Ogg's
+    /// granule positions, WebM's DiscardPadding).
+    private func droppedSamples(_ packet: UnsafeMutablePointer<AVPacket>) -> (skip: Int64, discard: Int64) {
+        var size = 0
+        guard let data = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 8 else { return (0, 0) }
+        let raw = UnsafeRawPointer(data)
+        let skip = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        let discard = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        return (Int64(skip), Int64(discard))
+    }
+
+    /// The samples an audio packet decodes to, as its codec frames them:
+    /// Opus from the packet's TOC byte, others with a fixed frame size
+    /// (AAC 1024, MP3 1152) from that; nil otherwise. Not the packet's
+    /// duration, which Ogg shortens by the end trimming it also declares.
+    private func decodedSamples(_ packet: UnsafeMutablePointer<AVPacket>, stream: UnsafeMutablePointer<AVStream>) -> Int64? {
+        let parameters = stream.pointee.codecpar.pointee
+        if parameters.codec_id == AV_CODEC_ID_OPUS {
+            guard let bytes = packet.pointee.data, packet.pointee.size > 0 else { return nil }
+            return opusPacketSamples(UnsafeBufferPointer(start: bytes, count: Int(packet.pointee.size)))
+        }
+        return parameters.frame_size > 0 ? Int64(parameters.frame_size) : nil
+    }
+}
+
+/// A timescale in which both a stream's ticks and its samples are whole numbers.
+private struct SpanUnits {
+    var timescale: Int64
+    /// Units per tick of the time base, and per sample.
+    var perTick: Int64
+    var perSample: Int64
+
+    init(_ stream: UnsafeMutablePointer<AVStream>) {
+        let base = stream.pointee.time_base
+        let ticks = Int64(max(base.den, 1))
+        let rate = Int64(max(stream.pointee.codecpar.pointee.sample_rate, 0))
+        var scale = ticks
+        if rate > 0 {
+            let common = leastCommonMultiple(ticks, rate)
+            if common <= Int64(Int32.max) * 1000 { scale = common }
+        }
+        timescale = scale
+        // A tick is num/den seconds.
+        perTick = Int64(max(base.num, 1)) * (scale / ticks)
+        perSample = rate > 0 && scale % rate == 0 ? scale / rate : 0
+    }
+}
+
+private func leastCommonMultiple(_ a: Int64, _ b: Int64) -> Int64 {
+    var (x, y) = (a, b)
+    while y != 0 { (x, y) = (y, x % y) }
+    return a / x * b
 }
 
 /// The size of a tag dictionary as a muxer would write it, roughly: keys,

@@ -14,7 +14,9 @@ internal import CFFmpeg
 final class TrackReader {
     let demuxer: DemuxerHandle
     let streamIndex: Int32
+    /// The time base of the packets handed out: the plan's working one.
     let timeBase: AVRational
+    private let inputTimeBase: AVRational
     /// Output-timeline ticks (input time base) before which a packet is presented.
     private let endTick: Int64
     private let originTick: Int64
@@ -48,7 +50,8 @@ final class TrackReader {
         self.demuxer = demuxer
         streamIndex = Int32(track.streamIndex)
         let stream = demuxer.stream(track.streamIndex)
-        timeBase = stream.pointee.time_base
+        inputTimeBase = stream.pointee.time_base
+        timeBase = AVRational(num: Int32(clamping: track.timeBase.value), den: Int32(clamping: track.timeBase.timescale))
         originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
         endTick = end.ticks(in: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
@@ -140,6 +143,12 @@ final class TrackReader {
         if packet.pointee.pts == noTimestamp { packet.pointee.pts = packet.pointee.dts }
         guard packet.pointee.pts != noTimestamp else {
             throw MediaMuxError.damaged(path: demuxer.path, detail: "a packet of stream \(streamIndex) has no timestamp")
+        }
+        if av_cmp_q(inputTimeBase, timeBase) != 0 {
+            // Into a finer time base: exact.
+            packet.pointee.pts = av_rescale_q(packet.pointee.pts, inputTimeBase, timeBase)
+            if packet.pointee.dts != noTimestamp { packet.pointee.dts = av_rescale_q(packet.pointee.dts, inputTimeBase, timeBase) }
+            packet.pointee.duration = av_rescale_q(packet.pointee.duration, inputTimeBase, timeBase)
         }
         if let decodeShift, packet.pointee.dts != noTimestamp {
             // With the edit list ignored, the demuxer's first DTS is minus the
