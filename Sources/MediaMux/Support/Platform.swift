@@ -19,6 +19,32 @@ func namePart(of path: String) -> String {
     path.split(separator: "/").last.map(String.init) ?? path
 }
 
+/// Swaps the names of two existing files in one step (Linux renameat2 with
+/// RENAME_EXCHANGE); false where that is not possible (another system, a
+/// file system without it, either name missing), and nothing changed.
+///
+/// Replacing a file this way instead of by rename(2) keeps the name always
+/// holding a complete file, and spares ext4's `auto_da_alloc`: a rename over
+/// an existing file makes ext4 allocate and start writing back the whole new
+/// file before rename returns (0.3-0.8 s for 450 MB here).
+func exchangeNames(_ first: String, _ second: String) -> Bool {
+    #if os(Linux)
+    typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32
+    // glibc has it since 2.28, but Swift's Glibc module does not declare it.
+    guard let symbol = dlsym(nil, "renameat2") else { return false }
+    let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
+    let exchange: UInt32 = 1 << 1
+    return renameat2(AT_FDCWD, first, AT_FDCWD, second, exchange) == 0
+    #else
+    return false
+    #endif
+}
+
+func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+}
+
 func systemErrorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }

@@ -25,18 +25,25 @@ final class TemporaryOutput {
     }
 
     /// Moves the file into place and returns its size. Without `overwrite`
-    /// an output that appeared meanwhile is not replaced (link fails atomically).
+    /// an output that appeared meanwhile is not replaced (link fails
+    /// atomically). With it, an existing output is swapped out in one step
+    /// and then removed (see `exchangeNames`).
     func commit(overwrite: Bool) throws -> Int {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
         if overwrite {
-            guard rename(path, finalPath) == 0 else {
-                throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
+            if isRegularFile(finalPath), exchangeNames(path, finalPath) {
+                // The old output now has the temporary name.
+                unlink(path)
+            } else {
+                guard rename(path, finalPath) == 0 else {
+                    throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
+                }
+                // Renaming onto a hard link of the same file succeeds without removing the old name.
+                unlink(path)
             }
-            // Renaming onto a hard link of the same file succeeds without removing the old name.
-            unlink(path)
         } else if link(path, finalPath) == 0 {
             unlink(path)
         } else if errno == EEXIST {
