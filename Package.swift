@@ -43,6 +43,8 @@ let package = Package(
             name: "MediaMuxTests",
             dependencies: [
                 "MediaMux",
+                // The tests decode what they read themselves (TrackDecoder).
+                "CFFmpeg",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import MediaMux
+
+/// The output shows the source's pictures: the first frames of both, from
+/// where their edit lists start presenting, decoded in display order without
+/// rotation, hash for hash. The tracks are read by the tests' MP4 reader and
+/// decoded by libavcodec (see TrackDecoder), so FFmpeg's edit-list handling
+/// does not judge a file that MediaMux wrote to work around it.
+struct DecodedFrameTests {
+    static let videos = [
+        // The first IDR picture is missing from stss; FFmpeg 5.1 misreads the edit start.
+        "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
+        // Dolby Vision 8.4, negative composition offsets in a version-0 ctts.
+        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4",
+        "real/apple_h264_bframes_audio_starts_44ms_late.mov",
+        "real/android14_hevc_hlg_audio_track_first.mp4",
+        "h264_negative_cts_tail.mp4",
+        // The edit starts on a B-frame after a keyframe.
+        "h264_negative_start.mp4",
+        "h264_bframes_aac.mp4",
+        "hevc_hdr10_entry_boxes.mp4",
+    ]
+
+    /// The frames a player shows from the track's edit: the one on screen at
+    /// the edit's start, then every later one, as far as the edit reaches.
+    static func shown(_ track: MP4File.Track, movieTimescale: UInt32) throws -> [TrackDecoder.Frame] {
+        let frames = try TrackDecoder.frames(of: track)
+        // Without an edit list the media plays from its start to its end.
+        var start: Int64 = 0
+        var end = track.mediaDuration
+        if let edit = track.editList?.first(where: { !$0.isEmpty }) {
+            start = edit.mediaTime
+            end = start + Int64(edit.segmentDuration) * Int64(track.mediaTimescale) / Int64(movieTimescale)
+        }
+        let first = frames.lastIndex { $0.time <= start } ?? 0
+        return Array(frames[first...].prefix { $0.time < end })
+    }
+
+    @Test(arguments: videos)
+    func theOutputShowsTheSourcesFirstFrames(_ video: String) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        _ = try await MediaMux.merge(
+            video: Fixtures.path(video), audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
+        let sourceFile = try MP4File(path: Fixtures.path(video))
+        let copyFile = try MP4File(path: output)
+        let source = try Self.shown(try #require(sourceFile.videoTracks.first), movieTimescale: sourceFile.movieTimescale)
+        let copy = try Self.shown(try #require(copyFile.videoTracks.first), movieTimescale: copyFile.movieTimescale)
+        let count = min(8, source.count)
+        try #require(count > 0)
+        #expect(copy.count >= count)
+        #expect(copy.prefix(count).map(\.hash) == source.prefix(count).map(\.hash), "source \(source.prefix(count)), output \(copy.prefix(count))")
+    }
+}
