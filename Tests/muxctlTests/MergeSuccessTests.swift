@@ -190,3 +190,38 @@ struct MergeRotationTests {
         #expect(written == c.reported, "summary says \(c.reported)°, the file says \(written.map(String.init) ?? "nil")°")
     }
 }
+
+/// What a merge keeps of the video's metadata, and what it leaves out, in
+/// the summary and in --json; --no-metadata keeps none.
+@Suite("merge reports metadata and streams left out")
+struct MergeMetadataReportTests {
+    static let iPhone = "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4"
+
+    @Test func jsonListsKeptMetadataAndStreamsNotCopied() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json"])
+        #expect(result.exited && result.status == 0, "\(result)")
+        let report = try #require(jsonObject(result.stdout), "\(result)")
+        let kept = try #require(report["keptMetadata"] as? [String])
+        #expect(kept.contains("com.apple.quicktime.location.ISO6709") && kept.contains("com.apple.quicktime.model"), "\(kept)")
+        let left = try #require(report["notCopied"] as? [[String: Any]])
+        #expect(left.map { $0["stream"] as? Int } == [1, 2, 3, 4])
+        #expect(left.first?["reason"] as? String == "the soundtrack replaces the video's own audio")
+        #expect(left.dropFirst().allSatisfy { $0["reason"] as? String == "timed metadata is not copied" })
+    }
+
+    @Test func noMetadataKeepsNoneAndSaysSo() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let json = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json", "--no-metadata"])
+        #expect(json.exited && json.status == 0, "\(json)")
+        #expect((jsonObject(json.stdout)?["keptMetadata"] as? [String]) == [])
+        let text = try await MuxCtl.run(
+            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("p.mp4"), "--no-metadata"])
+        #expect(text.stdout.contains("  metadata: none kept"), "\(text)")
+        #expect(text.stdout.contains("  not copied: data mebx, stream 2 of "), "\(text)")
+    }
+}
