@@ -24,7 +24,10 @@ struct DecodedFrameTests {
 
     /// The frames a player shows from the track's edit: the one on screen at
     /// the edit's start, then every later one, as far as the edit reaches.
-    static func shown(_ track: MP4File.Track, movieTimescale: UInt32) throws -> [TrackDecoder.Frame] {
+    /// FFmpeg's rule differs where an edit starts between two frames (Apple
+    /// writes such edits): it drops the frame on screen at the start, which
+    /// is shown for less than a frame's time, and starts with the next.
+    static func shown(_ track: MP4File.Track, movieTimescale: UInt32, asFFmpeg: Bool = false) throws -> [TrackDecoder.Frame] {
         let frames = try TrackDecoder.frames(of: track)
         // Without an edit list the media plays from its start to its end.
         var start: Int64 = 0
@@ -33,7 +36,8 @@ struct DecodedFrameTests {
             start = edit.mediaTime
             end = start + Int64(edit.segmentDuration) * Int64(track.mediaTimescale) / Int64(movieTimescale)
         }
-        let first = frames.lastIndex { $0.time <= start } ?? 0
+        let onScreen = frames.lastIndex { $0.time <= start } ?? 0
+        let first = asFFmpeg ? frames.firstIndex { $0.time >= start } ?? frames.count : onScreen
         return Array(frames[first...].prefix { $0.time < end })
     }
 
@@ -51,5 +55,10 @@ struct DecodedFrameTests {
         try #require(count > 0)
         #expect(copy.count >= count)
         #expect(copy.prefix(count).map(\.hash) == source.prefix(count).map(\.hash), "source \(source.prefix(count)), output \(copy.prefix(count))")
+        // FFmpeg-based players (its demuxer applies the output's edit list)
+        // show the same pictures, from the first: none is lost at the start.
+        let sourceAsFFmpeg = try Self.shown(sourceFile.videoTracks[0], movieTimescale: sourceFile.movieTimescale, asFFmpeg: true).prefix(count)
+        let throughFFmpeg = try TrackDecoder.framesThroughFFmpeg(path: output, limit: sourceAsFFmpeg.count)
+        #expect(throughFFmpeg.map(\.hash) == sourceAsFFmpeg.map(\.hash), "FFmpeg shows \(throughFFmpeg)")
     }
 }

@@ -34,6 +34,9 @@ struct TrackDecoder {
         extra.withUnsafeBufferPointer { context.pointee.extradata.update(from: $0.baseAddress!, count: extra.count) }
         context.pointee.extradata_size = Int32(extra.count)
         context.pointee.thread_count = 1
+        // The deepest reordering there is: FFmpeg's H.264 decoder otherwise
+        // learns the depth from the frames and drops one it learns it from.
+        context.pointee.has_b_frames = 16
         guard avcodec_open2(context, codec, nil) >= 0 else { throw Failure(description: "the decoder does not open") }
         var packet = av_packet_alloc()
         var frame = av_frame_alloc()
@@ -70,7 +73,7 @@ struct TrackDecoder {
         return frames.sorted { $0.time < $1.time }
     }
 
-    private static func hash(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
+    fileprivate static func hash(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
         var hasher = Hasher()
         guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)) else { return 0 }
         let bytesPerSample = descriptor.pointee.comp.0.depth > 8 ? 2 : 1
@@ -87,5 +90,54 @@ struct TrackDecoder {
             }
         }
         return hasher.finalize()
+    }
+}
+
+extension TrackDecoder {
+    /// The frames FFmpeg shows of a file's first video stream: its demuxer
+    /// (edit lists applied, samples before the start marked to discard) and
+    /// decoder, as FFmpeg-based players use them. Times are in the stream's
+    /// time base, from the demuxer.
+    static func framesThroughFFmpeg(path: String, limit: Int) throws -> [Frame] {
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&format, path, nil, nil) >= 0, let context = format else { throw Failure(description: "cannot open \(path)") }
+        defer { avformat_close_input(&format) }
+        guard avformat_find_stream_info(context, nil) >= 0 else { throw Failure(description: "no stream info in \(path)") }
+        let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard index >= 0, let stream = context.pointee.streams[Int(index)], let codec = avcodec_find_decoder(stream.pointee.codecpar.pointee.codec_id) else {
+            throw Failure(description: "no video decoder for \(path)")
+        }
+        var decoder = avcodec_alloc_context3(codec)
+        defer { avcodec_free_context(&decoder) }
+        guard let decoder, avcodec_parameters_to_context(decoder, stream.pointee.codecpar) >= 0 else { throw Failure(description: "no decoder") }
+        decoder.pointee.pkt_timebase = stream.pointee.time_base
+        decoder.pointee.thread_count = 1
+        guard avcodec_open2(decoder, codec, nil) >= 0 else { throw Failure(description: "the decoder does not open") }
+        var packet = av_packet_alloc()
+        var frame = av_frame_alloc()
+        defer {
+            av_packet_free(&packet)
+            av_frame_free(&frame)
+        }
+        var frames: [Frame] = []
+        func drain() throws {
+            while frames.count < limit {
+                let code = avcodec_receive_frame(decoder, frame)
+                if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
+                guard code >= 0 else { throw Failure(description: "decoding failed (\(code))") }
+                frames.append(Frame(time: frame!.pointee.best_effort_timestamp, hash: hash(frame!)))
+                av_frame_unref(frame)
+            }
+        }
+        while frames.count < limit, av_read_frame(context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet!.pointee.stream_index == index else { continue }
+            let sent = avcodec_send_packet(decoder, packet)
+            guard sent >= 0 || sent == CFFmpeg_AVERROR_INVALIDDATA() else { throw Failure(description: "sending a packet failed (\(sent))") }
+            try drain()
+        }
+        avcodec_send_packet(decoder, nil)
+        try drain()
+        return frames
     }
 }
