@@ -21,7 +21,9 @@ demo: build
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --sheet $(dir $(DEMO_OUT))sheet.png --size 160
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
 
-# The CLI's download tests serve files with python3's http.server.
+# The CLI's download tests serve files with python3's http.server; the
+# browser tests play outputs in headless Chromium.
 test: deps
 	@command -v python3 >/dev/null || bash .ci/install-deps.sh python3
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash .ci/install-deps.sh chromium || bash .ci/install-deps.sh chromium-browser
 	swift test

@@ -224,6 +224,18 @@ late=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts,dts -of csv=p=
 (( late == 2 )) || fail "h264_negative_cts_tail.mp4: $late packets with pts < dts, expected 2"
 
 # --------------------------------------------------------------------------
+step "h264_frame_index_negative_cts.mp4 (frame indices as in h264_frame_index.mp4, with negative composition offsets)"
+# One second of the same binary-column pictures (frame i shows i), B-pyramid,
+# written with ctts version 1 and negative offsets: a browser's first picture
+# of it, and of a copy, must be frame 0.
+"${FF[@]}" -f lavfi \
+  -i "color=c=black:size=120x90:rate=30:duration=1,format=yuv420p,geq=lum='if(bitand(N\,pow(2\,floor(X/15)))\,235\,16)':cb=128:cr=128" \
+  -c:v libx264 -preset medium -crf 30 -bf 3 -g 30 -x264-params scenecut=0:b-pyramid=normal "${BX[@]}" -an \
+  -movflags negative_cts_offsets h264_frame_index_negative_cts.mp4
+negative=$("${PROBE[@]}" -select_streams v:0 -show_entries packet=dts -of csv=p=0 h264_frame_index_negative_cts.mp4 | awk -F, '$1 < 0' | wc -l)
+(( negative > 0 )) || fail "h264_frame_index_negative_cts.mp4: no negative DTS, so no negative composition offsets"
+
+# --------------------------------------------------------------------------
 step "h264_26s_2fps.mp4 (a long, tiny video, so that the soundtracks decide the end)"
 "${FF[@]}" -f lavfi -i "testsrc2=size=64x48:rate=2:duration=26" -c:v libx264 -preset medium -crf 40 -g 20 -pix_fmt yuv420p "${BX[@]}" h264_26s_2fps.mp4
 assert_close "$(probe1 format=duration h264_26s_2fps.mp4)" 26 0.001 "h264_26s_2fps duration"
@@ -453,7 +465,7 @@ EOF
 # --------------------------------------------------------------------------
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
-           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 h264_26s_2fps.mp4 aac_7s.m4a aac_2s.m4a
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)

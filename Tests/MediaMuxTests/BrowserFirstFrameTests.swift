@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import MediaMux
+
+/// What a browser shows first: Chromium's first picture of each output is
+/// its first picture of the source. Chromium plays H.264, not HEVC here.
+struct BrowserFirstFrameTests {
+    /// For each file: the frame index its first picture shows (the binary
+    /// columns of the frame-index fixtures) and a hash of its pixels.
+    static let page = """
+        <html><body><pre id=out></pre><script>
+        const out = document.getElementById("out");
+        const files = FILES;
+        let left = files.length;
+        for (const name of files) {
+          const v = document.createElement("video");
+          v.muted = true; v.preload = "auto";
+          v.onloadeddata = () => {
+            const c = document.createElement("canvas"); c.width = v.videoWidth; c.height = v.videoHeight;
+            const g = c.getContext("2d"); g.drawImage(v, 0, 0);
+            const d = g.getImageData(0, 0, c.width, c.height).data;
+            let h = 0x811c9dc5, index = 0;
+            for (let i = 0; i < d.length; i++) { h ^= d[i]; h = Math.imul(h, 0x01000193) >>> 0; }
+            for (let k = 0; k < 8 && 15 * k + 7 < c.width; k++) {
+              if (g.getImageData(15 * k + 7, Math.floor(c.height / 2), 1, 1).data[0] > 128) index |= 1 << k;
+            }
+            out.textContent += name + " " + v.currentTime + " " + index + " " + h.toString(16) + "\\n";
+          };
+          v.onerror = () => { out.textContent += name + " error\\n"; };
+          v.src = name;
+        }
+        </script></body></html>
+        """
+
+    struct Shown: Equatable {
+        var time: String
+        var index: Int
+        var hash: String
+    }
+
+    static func firstPictures(_ files: [String], in folder: TemporaryFolder) throws -> [String: Shown] {
+        let list = "[" + files.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        let page = folder.path("page.html")
+        try Data(Self.page.replacingOccurrences(of: "FILES", with: list).utf8).write(to: URL(fileURLWithPath: page))
+        var shown: [String: Shown] = [:]
+        for line in try Chromium.run(page: page).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 4, let index = Int(fields[2]) else { continue }
+            shown[fields[0]] = Shown(time: fields[1], index: index, hash: fields[3])
+        }
+        return shown
+    }
+
+    @Test func theFirstPictureIsTheSources() async throws {
+        let folder = try TemporaryFolder()
+        let pairs = [
+            ("h264_frame_index_negative_cts.mp4", "frames.mp4"),
+            ("real/apple_h264_bframes_audio_starts_44ms_late.mov", "apple.mp4"),
+            ("h264_negative_start.mp4", "start.mp4"),
+        ]
+        var files: [String] = []
+        for (source, output) in pairs {
+            let copy = "source-" + (source as NSString).lastPathComponent
+            try FileManager.default.copyItem(atPath: Fixtures.path(source), toPath: folder.path(copy))
+            _ = try await MediaMux.merge(
+                video: Fixtures.path(source), audio: Fixtures.path("aac_7s.m4a"), output: folder.path(output),
+                options: MergeOptions(orientation: .keep))
+            files += [copy, output]
+        }
+        let shown = try Self.firstPictures(files, in: folder)
+        #expect(shown.count == files.count, "Chromium showed \(shown)")
+        // Frame 0, in the source and in the copy.
+        #expect(shown["source-h264_frame_index_negative_cts.mp4"]?.index == 0)
+        #expect(shown["frames.mp4"]?.index == 0)
+        for index in stride(from: 0, to: files.count, by: 2) {
+            let source = try #require(shown[files[index]])
+            let output = try #require(shown[files[index + 1]])
+            #expect(output.time == "0" && source.time == "0")
+            #expect(output.hash == source.hash, "\(files[index]): \(source), output: \(output)")
+        }
+    }
+}

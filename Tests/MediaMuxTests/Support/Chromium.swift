@@ -1,0 +1,38 @@
+import Foundation
+
+/// Headless Chromium, for what a browser makes of a file. `make test`
+/// installs it (Debian's `chromium`).
+enum Chromium {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static var executable: String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium", "/usr/bin/google-chrome"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Loads `page` (a file) and returns the text of its `<pre id=out>` once
+    /// the page's scripts have had `budget` milliseconds of virtual time.
+    static func run(page: String, budget: Int = 10_000) throws -> String {
+        guard let executable else { throw Failure(description: "Chromium is not installed (make test installs it)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--mute-audio",
+            "--virtual-time-budget=\(budget)", "--dump-dom", URL(fileURLWithPath: page).absoluteString,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(90)
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate() }
+        let dom = String(decoding: data, as: UTF8.self)
+        guard let start = dom.range(of: "<pre id=\"out\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex) else {
+            throw Failure(description: "no result in Chromium's page: \(dom.prefix(300))")
+        }
+        return String(dom[start.upperBound..<end.lowerBound])
+    }
+}
