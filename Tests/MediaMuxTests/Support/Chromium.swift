@@ -25,10 +25,12 @@ enum Chromium {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(90)
+        // A browser that hangs is ended, which closes its output.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 90, execute: watchdog)
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        watchdog.cancel()
         let dom = String(decoding: data, as: UTF8.self)
         guard let start = dom.range(of: "<pre id=\"out\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex) else {
             throw Failure(description: "no result in Chromium's page: \(dom.prefix(300))")
