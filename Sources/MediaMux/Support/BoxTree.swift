@@ -20,13 +20,6 @@ struct BoxNode: Sendable, Equatable {
         self.tail = tail
     }
 
-    /// A leaf from its complete bytes, header included.
-    init(bytes: [UInt8]) throws {
-        let boxes = try BoxNode.parse(bytes[...], container: { _, _ in nil })
-        guard boxes.count == 1 else { throw BoxFailure.malformed("expected one box, found \(boxes.count)") }
-        self = boxes[0]
-    }
-
     /// Boxes whose payload is only boxes, wherever they appear in a movie header.
     static let plainContainers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "udta", "dinf", "tref", "ilst", "wave"]
 

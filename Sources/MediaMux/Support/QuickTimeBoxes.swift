@@ -11,7 +11,7 @@ enum BoxFailure: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .malformed(let detail): return "malformed movie header (\(detail))"
-        case .layoutMismatch(let detail): return "unexpected edit list layout (\(detail))"
+        case .layoutMismatch(let detail): return "unexpected movie header layout (\(detail))"
         }
     }
 }
