@@ -208,10 +208,9 @@ public struct MergePlanner: Sendable {
     static func sampleExactTimeBase(_ stream: StreamInfo) -> MediaTime {
         let base = stream.timeBase
         guard let rate = stream.sampleRate.map(Int64.init), rate > 0, base.value == 1, base.timescale % rate != 0 else { return base }
-        var (a, b) = (base.timescale, rate)
-        while b != 0 { (a, b) = (b, a % b) }
-        let common = base.timescale / a * rate
-        return common <= Int64(Int32.max) ? MediaTime(value: 1, timescale: common) : base
+        let common = commonScale(base.timescale, rate)
+        let exact = common % base.timescale == 0 && common % rate == 0 && common <= Int64(Int32.max)
+        return exact ? MediaTime(value: 1, timescale: common) : base
     }
 
     /// Room for the moov box, when every track's sample count is known: an

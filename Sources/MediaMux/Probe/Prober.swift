@@ -207,20 +207,14 @@ private struct SpanUnits {
         let rate = Int64(max(stream.pointee.codecpar.pointee.sample_rate, 0))
         var scale = ticks
         if rate > 0 {
-            let common = leastCommonMultiple(ticks, rate)
-            if common <= Int64(Int32.max) * 1000 { scale = common }
+            let common = commonScale(ticks, rate)
+            if common % ticks == 0, common % rate == 0, common <= Int64(Int32.max) * 1000 { scale = common }
         }
         timescale = scale
         // A tick is num/den seconds.
         perTick = Int64(max(base.num, 1)) * (scale / ticks)
         perSample = rate > 0 && scale % rate == 0 ? scale / rate : 0
     }
-}
-
-private func leastCommonMultiple(_ a: Int64, _ b: Int64) -> Int64 {
-    var (x, y) = (a, b)
-    while y != 0 { (x, y) = (y, x % y) }
-    return a / x * b
 }
 
 /// The size of a tag dictionary as a muxer would write it, roughly: keys,

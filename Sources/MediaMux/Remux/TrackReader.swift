@@ -17,6 +17,8 @@ final class TrackReader {
     /// The time base of the packets handed out: the plan's working one.
     let timeBase: AVRational
     private let inputTimeBase: AVRational
+    /// Packets come in a coarser time base than the plan's (WebM's milliseconds for audio).
+    private let rescales: Bool
     /// Output-timeline ticks (input time base) before which a packet is presented.
     private let endTick: Int64
     private let originTick: Int64
@@ -52,6 +54,7 @@ final class TrackReader {
         let stream = demuxer.stream(track.streamIndex)
         inputTimeBase = stream.pointee.time_base
         timeBase = AVRational(num: Int32(clamping: track.timeBase.value), den: Int32(clamping: track.timeBase.timescale))
+        rescales = av_cmp_q(inputTimeBase, timeBase) != 0
         originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
         endTick = end.ticks(in: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
@@ -144,7 +147,7 @@ final class TrackReader {
         guard packet.pointee.pts != noTimestamp else {
             throw MediaMuxError.damaged(path: demuxer.path, detail: "a packet of stream \(streamIndex) has no timestamp")
         }
-        if av_cmp_q(inputTimeBase, timeBase) != 0 {
+        if rescales {
             // Into a finer time base: exact.
             packet.pointee.pts = av_rescale_q(packet.pointee.pts, inputTimeBase, timeBase)
             if packet.pointee.dts != noTimestamp { packet.pointee.dts = av_rescale_q(packet.pointee.dts, inputTimeBase, timeBase) }
