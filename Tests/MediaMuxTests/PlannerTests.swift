@@ -101,6 +101,16 @@ struct PlannerTests {
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4")) {
             try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
+        // FFmpeg 5.1 lists Opus for MOV but refuses it when writing the header ("only supported in MP4").
+        let browser = Self.info("call.webm", [Self.stream(0, .audio, codec: "opus", scale: 48000, end: 96000)])
+        #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov")) {
+            try MergePlanner(canStore: muxerAccepts).plan(
+                video: Self.phoneVideo, audio: browser, output: "o.mov", outputFacts: Self.freshOutput, options: options)
+        }
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov").hint == nil)
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "flac", container: "mp4", path: "o.mp4").hint == nil)
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4").hint == "try a .mov output")
+        #expect(muxerAccepts("opus", .mp4) && muxerAccepts("aac", .mov) && !muxerAccepts("flac", .mp4) && !muxerAccepts("truehd", .mov))
         let unknown = Self.info("stream.m4a", [Self.stream(0, .audio, codec: "aac", scale: 44100, end: nil)])
         #expect(throws: MediaMuxError.unknownDuration(kind: .audio, path: "stream.m4a")) {
             try planner.plan(video: Self.phoneVideo, audio: unknown, output: "o.mp4", outputFacts: Self.freshOutput, options: options)

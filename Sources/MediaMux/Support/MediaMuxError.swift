@@ -93,7 +93,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noStream(.audio, _): return "pass a file with an audio track as AUDIO"
         case .noStream(.video, _): return "pass a file with a video track"
         case .streamIndexOutOfRange: return "run `muxctl probe` on the file to list its streams"
-        case .codecNotSupportedInContainer(_, let container, _) where container != "mov":
+        case .codecNotSupportedInContainer(let codec, let container, _) where container != "mov" && muxerAccepts(codec, .mov):
             return "try a .mov output"
         default: return nil
         }
