@@ -44,7 +44,7 @@ struct PacketSpan: Equatable {
         }
         count += 1
         longest = max(longest, duration, packetSamples ?? 0)
-        if let packetSamples { samples += packetSamples } else { everyPacketCounted = false }
+        if let packetSamples { samples &+= packetSamples } else { everyPacketCounted = false }
     }
 
     /// A start dropped by the decoder that no packet's side data declares (Opus's initial padding in WebM).
@@ -58,10 +58,12 @@ struct PacketSpan: Equatable {
     /// in the recording); everything else ends where its last packet does.
     var presented: (start: MediaTime, end: MediaTime)? {
         guard let first, let last, last > first else { return nil }
-        let start = first + leading
-        var end = last - trailing
-        if everyPacketCounted, count > 0, abs(samples - (last - first)) <= longest {
-            end = first + samples - trailing
+        let (spanned, wide) = last.subtractingReportingOverflow(first)
+        guard !wide else { return nil }
+        let start = first &+ leading
+        var end = last &- trailing
+        if everyPacketCounted, count > 0, samples >= 0, (samples &- spanned).magnitude <= longest.magnitude {
+            end = first &+ samples &- trailing
         }
         guard end > start else { return nil }
         return (MediaTime(value: start, timescale: timescale), MediaTime(value: end, timescale: timescale))

@@ -146,10 +146,14 @@ struct Prober {
             guard i < streams.count else { continue }
             let pts = p.pts != noTimestamp ? p.pts : p.dts
             guard pts != noTimestamp else { continue }
+            // Times no file of this world has (a damaged or crafted one) would overflow: such packets do not count.
+            let (at, late) = pts.multipliedReportingOverflow(by: units[i].perTick)
+            let (length, long) = max(p.duration, 0).multipliedReportingOverflow(by: units[i].perTick)
+            guard !late, !long, !at.addingReportingOverflow(length).overflow else { continue }
             let (skip, discard) = droppedSamples(packet.pointer)
             let samples = units[i].perSample > 0 ? decodedSamples(packet.pointer, stream: demuxer.stream(i)) : nil
             spans[i].add(
-                pts: pts * units[i].perTick, duration: max(p.duration, 0) * units[i].perTick,
+                pts: at, duration: length,
                 samples: samples.map { $0 * units[i].perSample }, skip: skip * units[i].perSample, discard: discard * units[i].perSample)
         }
         for i in streams.indices where streams[i].kind == .audio {
