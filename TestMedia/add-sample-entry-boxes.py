@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Append boxes to the first sample entry of one track of an MP4/MOV file.
 
-Usage: add-sample-entry-boxes.py FILE HANDLER TYPE=HEX [TYPE=HEX ...]
+Usage: add-sample-entry-boxes.py FILE HANDLER [--entry-type TYPE] TYPE=HEX [TYPE=HEX ...]
 
 HANDLER is the track's handler type (vide, soun). Each TYPE=HEX becomes a
 box of that four-character type whose payload is the hex bytes, appended
-after the entry's own boxes. Every enclosing box grows by as much. The moov
+after the entry's own boxes. --entry-type renames the sample entry itself
+(for types FFmpeg's muxer will not write, such as Dolby Vision's dvh1). Every enclosing box grows by as much. The moov
 must come after the media data, so that no chunk offset moves.
 
 Python 3 standard library only.
@@ -33,6 +34,11 @@ def find(buf, start, end, kind):
 
 def main():
     path, handler, specs = sys.argv[1], sys.argv[2].encode(), sys.argv[3:]
+    entry_type = None
+    if specs[:1] == ["--entry-type"]:
+        entry_type, specs = specs[1].encode(), specs[2:]
+        if len(entry_type) != 4:
+            sys.exit("an entry type has four characters")
     data = bytearray(open(path, "rb").read())
     top = {k: (s, p, e) for k, s, p, e in boxes(data, 0, len(data))}
     if b"moov" not in top or b"mdat" not in top or top[b"moov"][0] < top[b"mdat"][0]:
@@ -54,6 +60,8 @@ def main():
         entry = parent[1] + 8  # after stsd's version, flags and entry count
         entry_end = entry + struct.unpack_from(">I", data, entry)[0]
         data[entry_end:entry_end] = added
+        if entry_type:
+            data[entry + 4:entry + 8] = entry_type
         for box in [moov[0]] + chain + [entry]:
             struct.pack_into(">I", data, box, struct.unpack_from(">I", data, box)[0] + len(added))
         open(path, "wb").write(data)

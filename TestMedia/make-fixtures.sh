@@ -254,6 +254,17 @@ python3 "$DIR/add-sample-entry-boxes.py" hevc_hdr10_entry_boxes.mp4 vide \
 assert_eq "$("${PROBE[@]}" -show_entries stream_side_data=max_content -of csv=p=0 hevc_hdr10_entry_boxes.mp4 | tr -d ',\n')" "1000" "hevc_hdr10 clli"
 
 # --------------------------------------------------------------------------
+step "hevc_dv_profile5.mp4 (Dolby Vision profile 5: a dvh1 sample entry, which FFmpeg 5.1's muxer cannot write)"
+# Three 10-bit frames in a dvh1 entry with a dvcC for profile 5, level 1,
+# RPU and base layer present, no backward-compatible signal (id 0). The
+# pictures are plain HEVC without RPUs: this is a container fixture.
+"${FF[@]}" -f lavfi -i "testsrc2=size=64x48:rate=25" -frames:v 3 -c:v libx265 -x265-params log-level=none:pools=none:frame-threads=1 -pix_fmt yuv420p10le \
+  -tag:v hvc1 "${BX[@]}" hevc_dv_profile5.mp4
+python3 "$DIR/add-sample-entry-boxes.py" hevc_dv_profile5.mp4 vide --entry-type dvh1 dvcC=01000a0d$(printf '0%.0s' {1..40})
+assert_eq "$(probe1 stream=codec_tag_string hevc_dv_profile5.mp4)" "dvh1" "hevc_dv_profile5 entry type"
+assert_eq "$("${PROBE[@]}" -show_entries stream_side_data=dv_profile -of csv=p=0 hevc_dv_profile5.mp4 | tr -d ',\n')" "5" "hevc_dv_profile5 dvcC"
+
+# --------------------------------------------------------------------------
 step "audio: aac_7s.m4a, aac_2s.m4a, mp3_5s.mp3, opus_5s.webm, opus_5s.ogg, pcm_2s.wav"
 "${FF[@]}" -f lavfi -i "$(src_sine 440 44100 7.3)" -ac 2 -c:a aac -b:a 32k "${BX[@]}" aac_7s.m4a
 "${FF[@]}" -f lavfi -i "$(src_sine 660 48000 2)" -c:a aac -b:a 24k "${BX[@]}" aac_2s.m4a
@@ -465,7 +476,7 @@ EOF
 # --------------------------------------------------------------------------
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
-           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
+           hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)

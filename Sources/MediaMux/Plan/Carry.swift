@@ -19,6 +19,18 @@ public struct SampleEntryCarry: Sendable, Equatable {
     /// does not): kept as the muxer wrote them when the type changes.
     static let configurationTypes: Set<String> = ["hvcC", "avcC"]
 
+    /// Dolby Vision entry types FFmpeg 5.1's muxer cannot write, with the
+    /// types it writes for the same bitstream. Profile 5 (dvh1/dvhe) is not
+    /// backward compatible: its pictures are IPT, not BT.2020, and a player
+    /// that sees hvc1 shows them in the wrong colours. The output keeps the
+    /// source's type, and with it the source's configuration boxes.
+    static let restoredTypes: [String: Set<String>] = [
+        "dvh1": ["hvc1", "hev1"], "dvhe": ["hvc1", "hev1"], "dva1": ["avc1", "avc3"], "dvav": ["avc1", "avc3"],
+    ]
+
+    /// The entry type the output gets in place of the muxer's, if any.
+    public var restoredType: String? { Self.restoredTypes[sourceType] == nil ? nil : sourceType }
+
     /// nil when the source has no boxes to carry.
     init?(sourceType: String, boxes: [BoxNode]) {
         var carried: [BoxNode] = []
@@ -40,17 +52,19 @@ public struct SampleEntryCarry: Sendable, Equatable {
     /// The output's sample entry with the source's boxes in it: each box the
     /// muxer wrote is replaced by the source's of the same type (the n-th by
     /// the n-th, inside `wave` too), and the source's other boxes follow the
-    /// muxer's. The muxer's own extras (btrt) stay.
+    /// muxer's. The muxer's own extras (btrt) stay. A Dolby Vision type the
+    /// muxer could not write replaces the one it wrote for the same codec.
     func merged(into entry: BoxNode) -> BoxNode {
         guard let written = entry.children else { return entry }
         var remaining = boxes
-        let keepsConfiguration = entry.type != sourceType
+        var merged = entry
+        if Self.restoredTypes[sourceType]?.contains(entry.type) == true { merged.type = sourceType }
+        let keepsConfiguration = merged.type != sourceType
         func replace(_ box: BoxNode) -> BoxNode {
             guard let index = remaining.firstIndex(where: { $0.type == box.type }) else { return box }
             let source = remaining.remove(at: index)
             return keepsConfiguration && Self.configurationTypes.contains(box.type) ? box : source
         }
-        var merged = entry
         merged.children = written.map { box in
             guard box.type == "wave", let inner = box.children else { return replace(box) }
             var wave = box

@@ -193,7 +193,8 @@ final class Remuxer {
         func track(_ index: Int, _ planned: MergePlan.Track) -> MergeReport.Track {
             let parameters = muxer.stream(index).pointee.codecpar.pointee
             let tag = parameters.codec_tag
-            let fourCC = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
+            let muxerTag = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
+            let fourCC = planned.sampleEntry?.restoredType ?? muxerTag
             return MergeReport.Track(
                 source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
                 start: planned.sourceStart, duration: plan.end - planned.sourceStart,
