@@ -514,8 +514,9 @@ struct PreviewTests {
     }
 
     /// A clip that runs past the end of the input is cut where the input
-    /// ends. From 2.0 s the iPhone video has one frame left to show (the last,
-    /// at 1.968 s, shown until 2.7722 s) and audio until 2.2577 s.
+    /// ends. From 2.0 s the iPhone video shows its frames from the one on
+    /// screen at 2.0 s to the last (at 2.317 s, shown until 2.7722 s), by
+    /// its sample table and edit list; audio plays until 2.2577 s.
     @Test func previewClipPastTheLastFrame() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("tail.mp4")
@@ -525,8 +526,16 @@ struct PreviewTests {
         // expected.json: video duration 2.7722 s, audio 2.257708 s.
         #expect(abs(Double(file.movieDuration) / Double(file.movieTimescale) - 0.7722) < 0.001)
         #expect(abs(report.duration.seconds - 0.7722) < 0.001)
+        let source = try MP4File(path: Self.iphone)
+        let sourceVideo = try #require(source.videoTracks.first)
+        let edit = try #require(sourceVideo.editList?.first { !$0.isEmpty })
+        let times = sourceVideo.compositionTimes.sorted()
+        let from = edit.mediaTime + 2 * Int64(sourceVideo.mediaTimescale)
+        let onScreen = try #require(times.last { $0 <= from })
+        let left = times.filter { $0 >= onScreen }.count
+        #expect(left == 9)
         let video = try #require(file.videoTracks.first)
-        #expect(video.sampleCount == 1 && report.videoFrames == 1)
+        #expect(video.sampleCount == left && report.videoFrames == left)
         let audio = try #require(file.audioTracks.first)
         let audioSeconds = audio.presentedDuration(movieTimescale: file.movieTimescale)
         #expect(audioSeconds > 0.2 && audioSeconds < 0.7722 + 0.001, "audio presents \(audioSeconds) s")

@@ -292,8 +292,8 @@ private final class AudioTrackEncoder {
         switch try decoder.receive(into: decoded) {
         case .frame:
             if firstSample == nil {
-                let timestamp = decoded.pointer.pointee.best_effort_timestamp
-                let seconds = timestamp == noTimestamp ? 0 : Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
+                let timestamp = VideoFrameSource.timestamp(of: decoded) ?? 0
+                let seconds = Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
                 firstSample = Int64(((seconds - plan.frames.zero.seconds - plan.start) * Double(rate)).rounded())
             }
             try keep(resampler.convert(decoded))

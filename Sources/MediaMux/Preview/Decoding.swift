@@ -93,10 +93,11 @@ final class VideoFrameSource {
     /// True once a frame has come out since the last seek.
     private(set) var decodedSinceSeek = 0
 
-    /// `zero` is where the probe found the video's first frame, on the file's timeline.
-    init(path: String, streamIndex: Int, zero: MediaTime, cancellation: CancellationFlag) throws {
+    /// `zero` is where the probe found the video's first frame: on the file's
+    /// timeline, or with `ignoringEditLists` in the track's composition time.
+    init(path: String, streamIndex: Int, zero: MediaTime, ignoringEditLists: Bool = false, cancellation: CancellationFlag) throws {
         self.cancellation = cancellation
-        demuxer = try DemuxerHandle(path: path, cancellation: cancellation)
+        demuxer = try DemuxerHandle(path: path, cancellation: cancellation, ignoringEditLists: ignoringEditLists)
         let stream = try demuxer.plannedStream(streamIndex, kind: .video)
         self.streamIndex = streamIndex
         timeBase = stream.pointee.time_base
@@ -145,6 +146,11 @@ final class VideoFrameSource {
             // Some demuxers cannot find a point before this one; the start always works.
             code = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, zero, zero, AVSEEK_FLAG_BACKWARD)
         }
+        if code < 0, let first = avformat_index_get_entry(demuxer.stream(streamIndex), 0)?.pointee.timestamp {
+            // No sync sample before the start in the index: phones leave
+            // their first IDR picture out of it. Decoding starts at the first sample.
+            code = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first, first, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY)
+        }
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: demuxer.path) }
         try ffmpegCheck(code, "seeking", path: demuxer.path)
         decoder.flush()
@@ -191,9 +197,17 @@ final class VideoFrameSource {
         }
     }
 
-    /// The presentation time of a decoded frame, in stream ticks.
+    /// The presentation time of a decoded frame, in stream ticks: its own
+    /// packet's, which the decoder carries through. FFmpeg's best-effort
+    /// guess is only for packets without one: it switches to decode times
+    /// once presentation times go backwards, as they do where an iPhone's
+    /// first IDR picture is presented after the pictures that follow it,
+    /// and then labels every later picture with another's time.
     static func timestamp(of frame: FrameBuffer) -> Int64? {
-        let value = frame.pointer.pointee.best_effort_timestamp
-        return value == CFFmpeg_AV_NOPTS_VALUE() ? nil : value
+        let noTimestamp = CFFmpeg_AV_NOPTS_VALUE()
+        let own = frame.pointer.pointee.pts
+        if own != noTimestamp { return own }
+        let guess = frame.pointer.pointee.best_effort_timestamp
+        return guess == noTimestamp ? nil : guess
     }
 }

@@ -21,7 +21,9 @@ final class FrameReader {
     init(plan: FramePlan, cancellation: CancellationFlag) throws {
         self.plan = plan
         self.cancellation = cancellation
-        source = try VideoFrameSource(path: plan.path, streamIndex: plan.streamIndex, zero: plan.zero, cancellation: cancellation)
+        source = try VideoFrameSource(
+            path: plan.path, streamIndex: plan.streamIndex, zero: plan.mediaStart ?? plan.zero,
+            ignoringEditLists: plan.mediaStart != nil, cancellation: cancellation)
         current = try FrameBuffer()
         lookahead = try FrameBuffer()
     }
@@ -60,7 +62,10 @@ final class FrameReader {
             }
         }
         guard let shown = currentTimestamp else { return nil }
-        return (current, source.time(shown))
+        // A frame on screen when the video starts (an edit that begins
+        // between two frames) counts from the start.
+        let time = source.time(shown)
+        return (current, max(time, .zero(time.timescale)))
     }
 
     /// Makes `current` the frame shown at `target`: the last one presented at

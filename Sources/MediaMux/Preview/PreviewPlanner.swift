@@ -13,6 +13,11 @@ struct FramePlan: Equatable, Sendable {
     var streamIndex: Int
     /// Where the video's first frame is shown on the file's timeline: time zero.
     var zero: MediaTime
+    /// MP4/MOV: where the first frame is shown in the track's own
+    /// composition time. Frames are then read with FFmpeg's edit-list
+    /// handling off and placed by the sample table, as a merge copies them:
+    /// FFmpeg 5.1 misplaces an edit that starts before the first sync sample.
+    var mediaStart: MediaTime?
     var moments: Moments
     /// How each frame is scaled and turned.
     var picture: PictureSize
@@ -126,7 +131,8 @@ struct PreviewPlanner {
         case .every(let from, let to): most = stream.packetCount ?? Int(min((to - from) * 1000, 1e12))
         }
         return FramePlan(
-            path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()), moments: moments,
+            path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()),
+            mediaStart: stream.mediaTimeline?.start, moments: moments,
             picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
     }
 

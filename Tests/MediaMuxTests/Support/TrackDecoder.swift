@@ -130,7 +130,8 @@ struct TrackDecoder {
         }
     }
 
-    private static func hash(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
+    /// The decoded picture's pixels, plane by plane, without padding.
+    static func hash(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
         var hasher = Hasher()
         guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)) else { return 0 }
         let bytesPerSample = descriptor.pointee.comp.0.depth > 8 ? 2 : 1
