@@ -48,6 +48,49 @@ struct PassthroughTests {
         #expect(Set(example.mustCarry).isSubset(of: types), "\(copy.sampleEntryBoxes)")
     }
 
+    /// Track-level boxes: the video's tapt (QuickTime's aperture dimensions,
+    /// iPhone) and the audio's tgas (Apple .mov) arrive byte for byte. Track
+    /// references do not: the iPhone's tie its metadata tracks, which are not
+    /// copied, to the video by track IDs the output does not have.
+    @Test(arguments: ["mp4", "mov"])
+    func trackBoxesArriveByteForByte(_ container: String) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out." + container)
+        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let audio = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        _ = try await MediaMux.merge(video: video, audio: audio, output: output)
+        func boxes(_ file: MP4File, _ track: MP4File.Track?, _ type: String) throws -> [[UInt8]] {
+            try #require(track).box.children.filter { $0.type == type }.map { try file.bytes(of: $0) }
+        }
+        let (videoFile, audioFile, copy) = (try MP4File(path: video), try MP4File(path: audio), try MP4File(path: output))
+        let tapt = try boxes(videoFile, videoFile.videoTracks.first, "tapt")
+        try #require(tapt.count == 1)
+        #expect(try boxes(copy, copy.videoTracks.first, "tapt") == tapt)
+        let gain = try boxes(audioFile, audioFile.audioTracks.first, "tgas")
+        try #require(gain.count == 1)
+        #expect(try boxes(copy, copy.audioTracks.first, "tgas") == gain)
+        #expect(videoFile.tracks.contains { track in track.box.children.contains { $0.type == "tref" } })
+        #expect(copy.tracks.allSatisfy { track in !track.box.children.contains { $0.type == "tref" } })
+    }
+
+    /// The policy for track-level boxes, without FFmpeg: tref never, user
+    /// data only with the metadata, the muxer's user data joined rather than
+    /// replaced, new boxes before the media.
+    @Test func trackBoxPolicy() throws {
+        func leaf(_ type: String, _ byte: UInt8) -> BoxNode { BoxNode(type: type, head: [byte]) }
+        let source = [leaf("tapt", 1), leaf("tref", 2), BoxNode(type: "udta", head: [], children: [leaf("name", 3), leaf("\u{A9}xyz", 4)]), leaf("zzzz", 5)]
+        #expect(TrackBoxCarry(boxes: [leaf("tref", 2), leaf("free", 0)], keepsMetadata: true) == nil)
+        let bare = try #require(TrackBoxCarry(boxes: source, keepsMetadata: false))
+        #expect(bare.boxes.map(\.type) == ["tapt", "zzzz"])
+        let carry = try #require(TrackBoxCarry(boxes: source, keepsMetadata: true))
+        let written = BoxNode(type: "trak", head: [], children: [
+            leaf("tkhd", 0), leaf("edts", 0), leaf("mdia", 0), BoxNode(type: "udta", head: [], children: [leaf("name", 9)]),
+        ])
+        let merged = carry.merged(into: written)
+        #expect(merged.children?.map(\.type) == ["tkhd", "tapt", "zzzz", "edts", "mdia", "udta"])
+        #expect(merged.first("udta")?.children == [leaf("name", 9), leaf("\u{A9}xyz", 4)])
+    }
+
     /// hev1 becomes hvc1 (Apple's players refuse hev1): hvcC must then say
     /// its parameter sets are complete, as FFmpeg writes it; the rest is the source's.
     @Test func aChangedEntryTypeKeepsTheMuxersConfiguration() async throws {

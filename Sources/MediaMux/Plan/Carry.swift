@@ -76,6 +76,60 @@ public struct SampleEntryCarry: Sendable, Equatable {
     }
 }
 
+/// The boxes of a source's track, beside its header, edits and media, that
+/// a stream copy carries: QuickTime's aperture dimensions (tapt), Apple's
+/// audio gain (tgas), boxes no one here knows, and, with the metadata, the
+/// track's own user data and meta. Never track references (tref): the
+/// track IDs they name mean nothing in the output.
+public struct TrackBoxCarry: Sendable, Equatable {
+    var boxes: [BoxNode]
+
+    static let neverCarried: Set<String> = ["tkhd", "edts", "mdia", "tref", "free", "skip"]
+    /// Boxes that describe the recording rather than the stream.
+    static let metadataTypes: Set<String> = ["udta", "meta"]
+
+    /// nil when the source has nothing to carry.
+    init?(boxes: [BoxNode], keepsMetadata: Bool) {
+        let carried = boxes.filter {
+            !Self.neverCarried.contains($0.type) && (keepsMetadata || !Self.metadataTypes.contains($0.type))
+        }
+        guard !carried.isEmpty else { return nil }
+        self.boxes = carried
+    }
+
+    /// Bytes the carried boxes may add to the movie header.
+    var byteCount: Int { boxes.reduce(0) { $0 + $1.byteCount } }
+
+    /// The output's track with the source's boxes in it. A box the muxer
+    /// wrote is replaced by the source's of the same type, except that
+    /// user data joins the muxer's (entries of a type it has stay its own)
+    /// and the muxer's meta stays. Others go before the edits and media, as
+    /// QuickTime places tapt; user data and meta go last.
+    func merged(into trak: BoxNode) -> BoxNode {
+        guard var children = trak.children else { return trak }
+        for box in boxes {
+            if let index = children.firstIndex(where: { $0.type == box.type }) {
+                switch box.type {
+                case "udta":
+                    let present = Set(children[index].children?.map(\.type) ?? [])
+                    children[index].children = (children[index].children ?? []) + (box.children ?? []).filter { !present.contains($0.type) }
+                case "meta":
+                    continue
+                default:
+                    children[index] = box
+                }
+            } else if Self.metadataTypes.contains(box.type) {
+                children.append(box)
+            } else {
+                children.insert(box, at: children.firstIndex { $0.type == "edts" || $0.type == "mdia" } ?? children.endIndex)
+            }
+        }
+        var merged = trak
+        merged.children = children
+        return merged
+    }
+}
+
 /// Which of FFmpeg's metadata tags (read as text) go into the output.
 public enum TagSelection: Sendable, Equatable {
     case all(except: Set<String>)

@@ -53,6 +53,8 @@ public struct MergePlan: Sendable, Equatable {
         public var marksFirstRandomAccessPoint = false
         /// The source's sample-entry boxes the output's sample entry gets.
         public var sampleEntry: SampleEntryCarry?
+        /// The source's track-level boxes the output's track gets.
+        public var trackBoxes: TrackBoxCarry?
     }
 
     /// An input stream the output leaves out, and why.

@@ -55,8 +55,8 @@ public struct MergePlanner: Sendable {
         for stream in [videoStream, audioStream] where !canStore(stream.codec, container) {
             throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
         }
-        let video = try Self.track(videoStream, in: videoInfo, kind: .video)
-        let audio = try Self.track(audioStream, in: audioInfo, kind: .audio)
+        let video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
+        let audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
 
         let end = min(video.sourceEnd, audio.sourceEnd)
         let endReason: MergePlan.EndReason =
@@ -159,7 +159,9 @@ public struct MergePlanner: Sendable {
         return candidates[index]
     }
 
-    private static func track(_ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind) throws -> MergePlan.Track {
+    private static func track(
+        _ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind, keepsMetadata: Bool
+    ) throws -> MergePlan.Track {
         guard var start = stream.start, var end = stream.end, end > start else {
             throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
         }
@@ -198,7 +200,8 @@ public struct MergePlanner: Sendable {
         track.timestamps = timestamps
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
         track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
-        track.headerBytes += track.sampleEntry?.byteCount ?? 0
+        track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
+        track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
         return track
     }
 

@@ -82,6 +82,8 @@ public struct StreamInfo: Sendable, Equatable {
     var mediaTimeline: MediaTimeline?
     /// MP4/MOV: the track's first sample entry, with the boxes inside it.
     var sampleEntry: BoxNode?
+    /// MP4/MOV: the track's boxes besides its header, edits and media.
+    var trackBoxes: [BoxNode] = []
 
     /// `end - start`, when both are known.
     public var duration: MediaTime? {

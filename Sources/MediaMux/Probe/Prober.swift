@@ -105,6 +105,7 @@ struct Prober {
             streams[i].end = end
             streams[i].timing = .container
             streams[i].sampleEntry = track?.sampleEntry
+            streams[i].trackBoxes = track?.otherBoxes ?? []
             // Fragmented files keep their samples outside the sample table: FFmpeg's timeline stands.
             if let track, track.isSingleSegment, track.mediaStart >= 0, (track.sampleCount ?? 0) > 0, streams[i].kind == .video {
                 let (startValue, overflow) = track.mediaStart.multipliedReportingOverflow(by: scale.value)

@@ -22,6 +22,7 @@ struct MovieRewrite {
     /// By output track, in track_ID order (as the muxer writes them).
     var timings: [TrackTiming]
     var sampleEntries: [SampleEntryCarry?]
+    var trackBoxes: [TrackBoxCarry?]
     var metadata: MovieMetadataBoxes
 }
 
@@ -71,6 +72,7 @@ struct MovieRewriter {
                         if let first = stsd.children?.first { stsd.children![0] = carry.merged(into: first) }
                     }
                 }
+                if let carry = rewrite.trackBoxes[trackIndex] { children[index] = carry.merged(into: children[index]) }
                 trackIndex += 1
             default:
                 break

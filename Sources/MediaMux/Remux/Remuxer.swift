@@ -179,7 +179,8 @@ final class Remuxer {
             timings.append(TrackTiming(delay: delay, mediaTime: start.value - firstDTS, end: end))
         }
         let rewrite = MovieRewrite(
-            movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry], metadata: plan.metadata.boxes)
+            movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],
+            trackBoxes: [plan.video.trackBoxes, plan.audio.trackBoxes], metadata: plan.metadata.boxes)
         do {
             if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
                 warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")

@@ -94,6 +94,9 @@ struct MovieHeaderFacts {
         /// The first sample entry, with the boxes inside it (codec
         /// configuration, colour, aspect...) as the file has them.
         var sampleEntry: BoxNode?
+        /// The track's boxes besides its header, edits and media (tapt,
+        /// tgas, tref, udta...), as the file has them.
+        var otherBoxes: [BoxNode] = []
     }
 
     var movieTimescale: Int64
@@ -122,6 +125,7 @@ struct MovieHeaderFacts {
             if let elst = trak.first("edts/elst") { try Self.read(edits: EditList(elst).entries, into: &track) }
             if let stbl = trak.first("mdia/minf/stbl") { try Self.readSampleTable(stbl, into: &track) }
             track.sampleEntry = MovieTree.sampleEntries(of: trak).first
+            track.otherBoxes = trak.children?.filter { !["tkhd", "edts", "mdia"].contains($0.type) } ?? []
             tracks[id] = track
         }
         metadata = MovieMetadataBoxes(moov: tree.root)
