@@ -22,8 +22,10 @@ demo: build
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
 
 # The CLI's download tests serve files with python3's http.server; the
-# browser tests play outputs in headless Chromium.
+# browser tests play outputs in headless Chromium, the player tests in
+# GStreamer (qtdemux, decodebin, gst-libav's decoders).
 test: deps
 	@command -v python3 >/dev/null || bash .ci/install-deps.sh python3
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash .ci/install-deps.sh chromium || bash .ci/install-deps.sh chromium-browser
+	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
 	swift test

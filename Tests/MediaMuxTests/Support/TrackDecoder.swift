@@ -12,6 +12,8 @@ struct TrackDecoder {
         /// A hash of the visible pixels of every plane, in coded orientation
         /// (Swift's Hasher: comparable within one test run only).
         var hash: Int
+        /// The size of the packed planes the hash covers.
+        var byteCount: Int?
         var description: String { "\(time):\(String(UInt(bitPattern: hash), radix: 16))" }
     }
 
@@ -124,29 +126,46 @@ struct TrackDecoder {
                 if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
                 guard code >= 0 else { throw Failure(description: "decoding failed (\(code))") }
                 let picture = frame!.pointee
-                frames.append(Frame(time: picture.pts != CFFmpeg_AV_NOPTS_VALUE() ? picture.pts : picture.best_effort_timestamp, hash: hash(frame!)))
+                let planes = packedPlanes(frame!)
+                frames.append(Frame(
+                    time: picture.pts != CFFmpeg_AV_NOPTS_VALUE() ? picture.pts : picture.best_effort_timestamp,
+                    hash: hash(packed: planes), byteCount: planes.count))
                 av_frame_unref(frame)
             }
         }
     }
 
-    /// The decoded picture's pixels, plane by plane, without padding.
+    /// A hash of the decoded picture's pixels, plane by plane, without
+    /// padding: the layout raw video has elsewhere (GStreamer's I420 and
+    /// I420_10LE for widths that need no row padding), hashed alike by `hash(packed:)`.
     static func hash(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
+        hash(packed: packedPlanes(frame))
+    }
+
+    static func hash(packed: [UInt8]) -> Int {
         var hasher = Hasher()
-        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)) else { return 0 }
+        packed.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
+    }
+
+    /// The Y, U and V planes' visible samples, row after row.
+    static func packedPlanes(_ frame: UnsafeMutablePointer<AVFrame>) -> [UInt8] {
+        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)) else { return [] }
         let bytesPerSample = descriptor.pointee.comp.0.depth > 8 ? 2 : 1
         let data = [frame.pointee.data.0, frame.pointee.data.1, frame.pointee.data.2]
         let strides = [frame.pointee.linesize.0, frame.pointee.linesize.1, frame.pointee.linesize.2].map(Int.init)
+        var packed: [UInt8] = []
         for plane in 0..<min(Int(descriptor.pointee.nb_components), 3) {
             guard let base = data[plane] else { continue }
             let shiftX = plane > 0 ? Int(descriptor.pointee.log2_chroma_w) : 0
             let shiftY = plane > 0 ? Int(descriptor.pointee.log2_chroma_h) : 0
             let width = (Int(frame.pointee.width) + (1 << shiftX) - 1) >> shiftX
             let height = (Int(frame.pointee.height) + (1 << shiftY) - 1) >> shiftY
+            packed.reserveCapacity(packed.count + width * height * bytesPerSample)
             for row in 0..<height {
-                hasher.combine(bytes: UnsafeRawBufferPointer(start: base + row * strides[plane], count: width * bytesPerSample))
+                packed += UnsafeRawBufferPointer(start: base + row * strides[plane], count: width * bytesPerSample)
             }
         }
-        return hasher.finalize()
+        return packed
     }
 }

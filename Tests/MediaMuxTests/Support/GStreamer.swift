@@ -1,0 +1,45 @@
+import Foundation
+
+/// GStreamer's player pipeline, for what a player that shares none of
+/// FFmpeg's demuxing makes of a file: qtdemux reads the MP4/MOV and applies
+/// its edit list, decodebin picks a decoder (gst-libav's for H.264/HEVC),
+/// and the decoder drops what falls outside the edit. `make test` installs it.
+enum GStreamer {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static var executable: String? {
+        ["/usr/bin/gst-launch-1.0", "/usr/local/bin/gst-launch-1.0"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The first `count` pictures GStreamer shows of `path`, each `size`
+    /// bytes of planar YUV (no row padding for the sizes used here). It
+    /// writes every picture to `rawFile`: identity's eos-after, which would
+    /// stop early, loses pictures on the way to the sink.
+    static func firstPictures(of path: String, count: Int, size: Int, rawFile: String) throws -> [[UInt8]] {
+        guard let executable else { throw Failure(description: "gst-launch-1.0 is not installed (make test installs it)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "-q", "filesrc", "location=\(path)", "!", "qtdemux", "name=demux", "demux.video_0", "!", "decodebin", "!", "video/x-raw", "!",
+            "filesink", "location=\(rawFile)",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        let said = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "gst-launch-1.0 failed on \(path): \(String(decoding: said, as: UTF8.self).prefix(400))")
+        }
+        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: rawFile))
+        defer { try? file.close() }
+        let data = try file.read(upToCount: count * size) ?? Data()
+        return stride(from: 0, to: data.count - size + 1, by: size).map { [UInt8](data[$0..<($0 + size)]) }
+    }
+}
