@@ -15,22 +15,11 @@ enum Chromium {
     /// the page's scripts have had `budget` milliseconds of virtual time.
     static func run(page: String, budget: Int = 10_000) throws -> String {
         guard let executable else { throw Failure(description: "Chromium is not installed (make test installs it)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
+        let arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--mute-audio",
             "--virtual-time-budget=\(budget)", "--dump-dom", URL(fileURLWithPath: page).absoluteString,
         ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // A browser that hangs is ended, which closes its output.
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 90, execute: watchdog)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
+        let data = try ExternalTool.run(executable, arguments, keeping: .output, seconds: 90).text
         let dom = String(decoding: data, as: UTF8.self)
         guard let start = dom.range(of: "<pre id=\"out\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex) else {
             throw Failure(description: "no result in Chromium's page: \(dom.prefix(300))")

@@ -19,22 +19,12 @@ enum GStreamer {
     /// stop early, loses pictures on the way to the sink.
     static func firstPictures(of path: String, count: Int, size: Int, rawFile: String) throws -> [[UInt8]] {
         guard let executable else { throw Failure(description: "gst-launch-1.0 is not installed (make test installs it)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
+        let arguments = [
             "-q", "filesrc", "location=\(path)", "!", "qtdemux", "name=demux", "demux.video_0", "!", "decodebin", "!", "video/x-raw", "!",
             "filesink", "location=\(rawFile)",
         ]
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-        let said = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        guard process.terminationStatus == 0 else {
+        let (status, said) = try ExternalTool.run(executable, arguments, keeping: .errors, seconds: 60)
+        guard status == 0 else {
             throw Failure(description: "gst-launch-1.0 failed on \(path): \(String(decoding: said, as: UTF8.self).prefix(400))")
         }
         let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: rawFile))
