@@ -14,18 +14,29 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
+        // FFmpeg's demuxing, decoding and encoding libraries, with stateless shims.
         .systemLibrary(
             name: "CFFmpeg",
             pkgConfig: "libavformat",
             providers: [
-                .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev", "pkg-config"]),
+                .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "pkg-config"]),
                 .brew(["ffmpeg"]),
             ]
         ),
+        // libswscale and libswresample, for the modules that convert pictures and sound.
+        .systemLibrary(
+            name: "CFFmpegScale",
+            pkgConfig: "libswscale",
+            providers: [.apt(["libswscale-dev", "libswresample-dev", "pkg-config"]), .brew(["ffmpeg"])]
+        ),
+        // FFmpeg's log callback, which keeps state, in C.
+        .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         .target(
             name: "MediaMux",
             dependencies: [
                 "CFFmpeg",
+                "CFFmpegScale",
+                "CFFmpegLog",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

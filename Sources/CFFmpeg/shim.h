@@ -1,6 +1,8 @@
 // The few pieces of FFmpeg that Swift cannot use directly: function-like
-// macros (AVERROR, AV_NOPTS_VALUE), the variadic log callback, and the APIs
-// that moved between FFmpeg releases. Each shim is named after the module.
+// macros (AVERROR, AV_NOPTS_VALUE) and the APIs that moved between FFmpeg
+// releases. Each shim is named after the module. Stateless: the log callback,
+// which keeps state, is the C target CFFmpegLog. libswscale and
+// libswresample are CFFmpegScale, linked only by what scales or resamples.
 #ifndef CFFMPEG_SHIM_H
 #define CFFMPEG_SHIM_H
 
@@ -21,8 +23,6 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
-#include <libswresample/swresample.h>
-#include <libswscale/swscale.h>
 
 // AVERROR codes are built from macros Swift does not import.
 static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
@@ -85,31 +85,6 @@ static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_de
 #endif
     av_display_rotation_set(matrix, (double)clockwise_degrees);
     return 0;
-}
-
-// FFmpeg logs through a variadic callback that Swift cannot implement. This
-// one hands each error line, without its prefix, to a plain C function
-// pointer together with the object that logged it (a format context, say),
-// then leaves printing to FFmpeg's default callback and its log level.
-typedef void (*CFFmpeg_error_sink)(void *logger, const char *line);
-static CFFmpeg_error_sink cffmpeg_error_sink = NULL;
-
-static inline void CFFmpeg_log_trampoline(void *logger, int level, const char *format, va_list arguments) {
-    if (cffmpeg_error_sink && level <= AV_LOG_ERROR) {
-        char line[512];
-        int print_prefix = 0;
-        va_list copy;
-        va_copy(copy, arguments);
-        av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
-        va_end(copy);
-        cffmpeg_error_sink(logger, line);
-    }
-    av_log_default_callback(logger, level, format, arguments);
-}
-
-static inline void CFFmpeg_install_error_sink(CFFmpeg_error_sink sink) {
-    cffmpeg_error_sink = sink;
-    av_log_set_callback(CFFmpeg_log_trampoline);
 }
 
 #endif

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegScale
 
 /// One encoder: owns its AVCodecContext from allocation to deinit, so a
 /// failure while setting it up frees it too.

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegScale
 
 /// Scales decoded frames with libswscale into one pixel format and size,
 /// honouring the source's colour matrix and range; any bit depth in, 8 bits out.

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLog
 import Synchronization
 
 /// FFmpeg's text for an error code (what `av_err2str` gives in C).
@@ -27,7 +28,7 @@ enum FFmpegMessages {
     private static let limit = 64
 
     static func install() {
-        CFFmpeg_install_error_sink { logger, line in
+        CFFmpegLog_install_error_sink { logger, line in
             guard let line else { return }
             let text = String(cString: line).trimmingWhitespace()
             guard !text.isEmpty else { return }
