@@ -31,9 +31,12 @@ let package = Package(
         ),
         // FFmpeg's log callback, which keeps state, in C.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
+        // Times, errors, the MP4 box reader, temporary outputs: no C, no FFmpeg.
+        .target(name: "MediaMuxBase"),
         .target(
             name: "MediaMux",
             dependencies: [
+                "MediaMuxBase",
                 "CFFmpeg",
                 "CFFmpegScale",
                 "CFFmpegLog",
@@ -54,6 +57,7 @@ let package = Package(
             name: "MediaMuxTests",
             dependencies: [
                 "MediaMux",
+                "MediaMuxBase",
                 // The tests decode what they read themselves (TrackDecoder).
                 "CFFmpeg",
                 .product(name: "NIOCore", package: "swift-nio"),

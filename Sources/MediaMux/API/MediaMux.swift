@@ -1,3 +1,4 @@
+@_exported import MediaMuxBase
 internal import CFFmpeg
 import Dispatch
 import Synchronization
@@ -125,5 +126,13 @@ enum FFmpegLogging {
     static func quietUnlessChosen() {
         if !installed.exchange(true, ordering: .relaxed) { FFmpegMessages.install() }
         if !chosen.load(ordering: .relaxed) { av_log_set_level(AV_LOG_QUIET) }
+    }
+}
+
+extension MediaMux {
+    /// A number with a fixed number of decimals, as MediaMux's messages print
+    /// them; for front ends that, like MediaMux, do without Foundation.
+    public static func decimal(_ value: Double, places: Int) -> String {
+        fixedPoint(value, decimals: places)
     }
 }

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// How far a merge has come.
 public struct MergeProgress: Sendable, Equatable {
     /// 0...1.

@@ -1,3 +1,4 @@
+import MediaMuxBase
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import MediaMuxBase
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// How a download behaves. The defaults suit a soundtrack on a web server.
 public struct DownloadOptions: Sendable, Equatable {
     /// Where cached downloads live; nil means `$MUXCTL_CACHE_DIR`, else

@@ -1,3 +1,4 @@
+import MediaMuxBase
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1

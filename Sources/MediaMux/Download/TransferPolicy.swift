@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// The facts of a response that decide what happens next.
 struct ResponseFacts: Equatable {
     var status: Int

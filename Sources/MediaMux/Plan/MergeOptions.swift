@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// Which way up the merged video should be shown.
 public enum Orientation: String, Sendable, CaseIterable {
     /// Show it landscape (or square): fix portrait-shown phone video.

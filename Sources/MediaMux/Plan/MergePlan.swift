@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// Everything a merge will do, decided before a byte is written. The remuxer
 /// follows it without making decisions of its own.
 public struct MergePlan: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// What the planner needs to know about the output path; gathered by the caller
 /// so that planning itself touches no file.
 public struct OutputFacts: Sendable, Equatable {

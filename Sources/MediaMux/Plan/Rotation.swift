@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// The display rotation to write and why, for the summary.
 public struct RotationDecision: Sendable, Equatable {
     /// Clockwise degrees: 0, 90, 180 or 270.

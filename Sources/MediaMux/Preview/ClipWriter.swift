@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Carries out a clip plan: decodes the span, scales and turns the picture,

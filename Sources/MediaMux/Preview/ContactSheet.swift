@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// A contact sheet: evenly spaced frames in a grid on a dark background, each
 /// labelled with its time. Drawn in plain RGB with a built-in pixel font, so
 /// it needs no font library.

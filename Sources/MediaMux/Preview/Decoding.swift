@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// One AVFrame, reused or handed between owners by swapping.

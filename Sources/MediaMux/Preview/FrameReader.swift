@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Carries out a frame plan: yields the frame shown at each planned moment,

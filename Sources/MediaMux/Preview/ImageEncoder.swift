@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Still images through libavcodec's own encoders: PNG from RGB(A), JPEG

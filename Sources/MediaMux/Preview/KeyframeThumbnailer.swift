@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Makes thumbnails from the keyframes a merge copies, in the same pass:

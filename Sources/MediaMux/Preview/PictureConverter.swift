@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegScale
 

@@ -1,3 +1,4 @@
+import MediaMuxBase
 import Synchronization
 
 /// Decoded frames of a file as an asynchronous sequence, in time order.

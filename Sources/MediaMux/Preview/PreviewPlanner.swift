@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// Every decision of a preview job, made from probed facts before any frame
 /// is decoded: which moments, which picture size, which turn. Pure: tested
 /// without FFmpeg. The frame reader and the encoders only carry it out.

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// One decoded picture, upright and scaled, as plain bytes: Sendable, free of
 /// FFmpeg types, ready for a player, an image encoder or a comparison.
 public struct PreviewFrame: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// What MediaMux knows about a media file after probing it. Plain values:
 /// Sendable, comparable, and free of FFmpeg types.
 public struct MediaInfo: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// Where one stream's presentation starts and ends, gathered packet by
 /// packet from containers without an exact index (Matroska, WebM, MP3, Ogg,
 /// WAV). For audio, the samples the decoder drops do not count: the encoder

@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Reads what a file holds and establishes, for every stream, where its

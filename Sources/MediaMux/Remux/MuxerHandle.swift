@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// One MP4/MOV muxer writing to a file: owns the AVFormatContext and its AVIO

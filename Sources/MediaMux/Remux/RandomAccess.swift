@@ -1,3 +1,4 @@
+import MediaMuxBase
 /// Reads the first NAL units of an MP4-style (length-prefixed) H.264 or HEVC
 /// sample to tell whether decoding can start there: what the sync-sample
 /// table should say, and sometimes does not (an iPhone clip leaves its

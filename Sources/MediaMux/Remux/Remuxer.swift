@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Carries out a MergePlan: copies the planned packets into a temporary file
@@ -233,12 +234,6 @@ final class ProgressThrottle {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
-}
 
 private func describe(_ error: any Error) -> String {
     (error as? MediaMuxError)?.description ?? "\(error)"

@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 
 /// Reads one stream of an input in decode order and hands out exactly the

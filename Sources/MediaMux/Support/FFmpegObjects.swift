@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 #if canImport(Glibc)
 import Glibc
@@ -5,14 +6,6 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-
-/// A flag the packet loop and FFmpeg's interrupt callback both read, set from
-/// Task cancellation on another thread. Atomic, hence Sendable.
-final class CancellationFlag: Sendable {
-    private let raised = Atomic<Bool>(false)
-    func raise() { raised.store(true, ordering: .relaxed) }
-    var isRaised: Bool { raised.load(ordering: .relaxed) }
-}
 
 /// One demuxer: owns the AVFormatContext from a successful open until deinit.
 /// Not Sendable on purpose: it is used by one thread at a time.
@@ -191,21 +184,6 @@ final class DemuxerHandle {
         }
         return String(cString: value)
     }
-}
-
-/// Checks the path before FFmpeg sees it, so that the common mistakes get
-/// precise messages rather than FFmpeg's generic ones.
-func checkReadableFile(_ path: String) throws {
-    var info = stat()
-    guard stat(path, &info) == 0 else {
-        if errno == ENOENT || errno == ENOTDIR { throw MediaMuxError.fileNotFound(path: path) }
-        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
-    }
-    if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.notAFile(path: path) }
-    guard access(path, R_OK) == 0 else {
-        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
-    }
-    if info.st_size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
 }
 
 /// One AVPacket, reused across reads.

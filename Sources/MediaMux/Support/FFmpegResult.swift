@@ -1,3 +1,4 @@
+import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegLog
 import Synchronization
@@ -51,9 +52,3 @@ enum FFmpegMessages {
     }
 }
 
-extension String {
-    func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
-    }
-}

@@ -8,14 +8,14 @@ import Darwin
 // linking it costs what FFmpeg costs and no more.
 
 /// The folder part of a path, as dirname(1) says it ("." for a bare file name).
-func folderPart(of path: String) -> String {
+package func folderPart(of path: String) -> String {
     let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
     guard let slash = trimmed.lastIndex(of: "/") else { return "." }
     return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
 }
 
 /// The last component of a path.
-func namePart(of path: String) -> String {
+package func namePart(of path: String) -> String {
     path.split(separator: "/").last.map(String.init) ?? path
 }
 
@@ -27,7 +27,7 @@ func namePart(of path: String) -> String {
 /// holding a complete file, and spares ext4's `auto_da_alloc`: a rename over
 /// an existing file makes ext4 allocate and start writing back the whole new
 /// file before rename returns (0.3-0.8 s for 450 MB here).
-func exchangeNames(_ first: String, _ second: String) -> Bool {
+package func exchangeNames(_ first: String, _ second: String) -> Bool {
     #if os(Linux)
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32
     // glibc has it since 2.28, but Swift's Glibc module does not declare it.
@@ -40,12 +40,12 @@ func exchangeNames(_ first: String, _ second: String) -> Bool {
     #endif
 }
 
-func isRegularFile(_ path: String) -> Bool {
+package func isRegularFile(_ path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }
 
-func systemErrorText(_ code: Int32 = errno) -> String {
+package func systemErrorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }
 
@@ -56,15 +56,7 @@ extension MediaTime {
     }
 }
 
-extension MediaMux {
-    /// A number with a fixed number of decimals, as MediaMux's messages print
-    /// them; for front ends that, like MediaMux, do without Foundation.
-    public static func decimal(_ value: Double, places: Int) -> String {
-        fixedPoint(value, decimals: places)
-    }
-}
-
-func fixedPoint(_ value: Double, decimals: Int) -> String {
+package func fixedPoint(_ value: Double, decimals: Int) -> String {
     guard value.isFinite else { return "\(value)" }
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
@@ -75,4 +67,18 @@ func fixedPoint(_ value: Double, decimals: Int) -> String {
     guard decimals > 0 else { return sign + String(whole) }
     let digits = String(fraction)
     return sign + String(whole) + "." + String(repeating: "0", count: decimals - digits.count) + digits
+}
+
+extension String {
+    package func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}
+
+extension Duration {
+    package var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
 }

@@ -76,7 +76,7 @@ private func gcd(_ a: UInt64, _ b: UInt64) -> UInt64 {
 }
 
 /// The least common multiple of two timescales; the larger one when that overflows.
-func commonScale(_ a: Int64, _ b: Int64) -> Int64 {
+package func commonScale(_ a: Int64, _ b: Int64) -> Int64 {
     if a % b == 0 { return a }
     if b % a == 0 { return b }
     let divisor = Int64(gcd(UInt64(a), UInt64(b)))

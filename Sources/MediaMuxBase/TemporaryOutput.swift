@@ -7,19 +7,19 @@ import Darwin
 /// A file beside the output that becomes the output only when complete. Its
 /// hidden name never matches the output's, so a crash or `kill -9` cannot
 /// leave a partial file under the output's name.
-final class TemporaryOutput {
-    let finalPath: String
-    let path: String
+package final class TemporaryOutput {
+    package let finalPath: String
+    package let path: String
     private var committed = false
 
-    init(finalPath: String) {
+    package init(finalPath: String) {
         self.finalPath = finalPath
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".muxctl-" + token + ".partial"
     }
 
     /// Adopts a file already written elsewhere beside the output (a resumable download).
-    init(finalPath: String, existing: String) {
+    package init(finalPath: String, existing: String) {
         self.finalPath = finalPath
         path = existing
     }
@@ -28,7 +28,7 @@ final class TemporaryOutput {
     /// an output that appeared meanwhile is not replaced (link fails
     /// atomically). With it, an existing output is swapped out in one step
     /// and then removed (see `exchangeNames`).
-    func commit(overwrite: Bool) throws -> Int {
+    package func commit(overwrite: Bool) throws -> Int {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
@@ -60,14 +60,14 @@ final class TemporaryOutput {
         return Int(info.st_size)
     }
 
-    func discard() {
+    package func discard() {
         if !committed { unlink(path) }
     }
 }
 
 extension TemporaryOutput {
     /// Writes `bytes` as the whole temporary file.
-    func store(_ bytes: [UInt8]) throws {
+    package func store(_ bytes: [UInt8]) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText()) }
         defer { close(descriptor) }

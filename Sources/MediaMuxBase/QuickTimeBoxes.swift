@@ -5,10 +5,10 @@ import Darwin
 #endif
 
 /// What went wrong reading or patching QuickTime/MP4 boxes.
-enum BoxFailure: Error, CustomStringConvertible {
+package enum BoxFailure: Error, CustomStringConvertible {
     case malformed(String)
     case layoutMismatch(String)
-    var description: String {
+    package var description: String {
         switch self {
         case .malformed(let detail): return "malformed movie header (\(detail))"
         case .layoutMismatch(let detail): return "unexpected movie header layout (\(detail))"
@@ -17,16 +17,16 @@ enum BoxFailure: Error, CustomStringConvertible {
 }
 
 /// The top-level `moov` box of a file, read whole (it holds only tables).
-struct MovieBox {
-    var offset: Int
-    var headerSize: Int
-    var bytes: [UInt8]
+package struct MovieBox {
+    package var offset: Int
+    package var headerSize: Int
+    package var bytes: [UInt8]
     /// Room right after the moov that a rewritten moov may take: the size of
     /// a `free` or `skip` box there (a faststart reservation), or unlimited
     /// when the moov ends the file.
-    var roomAfter: RoomAfter
+    package var roomAfter: RoomAfter
 
-    enum RoomAfter: Equatable {
+    package enum RoomAfter: Equatable {
         case none
         case freeBox(bytes: Int)
         case endOfFile
@@ -34,7 +34,7 @@ struct MovieBox {
 }
 
 /// Finds and reads the first top-level moov box, skipping over mdat without reading it.
-func readMovieBox(descriptor: Int32) throws -> MovieBox {
+package func readMovieBox(descriptor: Int32) throws -> MovieBox {
     var offset = 0
     var info = stat()
     fstat(descriptor, &info)
@@ -73,46 +73,46 @@ private func roomAfter(_ descriptor: Int32, at offset: Int, fileSize: Int) -> Mo
 
 /// What a file's movie header says about each track's presentation: what
 /// players go by, read without FFmpeg's interpretation.
-struct MovieHeaderFacts {
-    struct Track {
+package struct MovieHeaderFacts {
+    package struct Track {
         /// tkhd duration: the sum of the track's edits, in the movie timescale.
-        var duration: Int64
+        package var duration: Int64
         /// Leading empty edits: how late the track starts, in the movie timescale.
-        var delay: Int64
-        var hasEditList: Bool
+        package var delay: Int64
+        package var hasEditList: Bool
         /// Where in the media (track timescale) the first non-empty edit starts
         /// presenting; 0 without an edit list.
-        var mediaStart: Int64 = 0
+        package var mediaStart: Int64 = 0
         /// True when the edits are at most some empty ones followed by one
         /// segment played at normal rate: a timeline one output edit can repeat.
-        var isSingleSegment = true
+        package var isSingleSegment = true
         /// Samples in the track's sample table (stsz).
-        var sampleCount: Int?
+        package var sampleCount: Int?
         /// The smallest composition offset (ctts, read as signed in either
         /// version, as writers store negatives in version 0 too); 0 without ctts.
-        var leastCompositionOffset: Int64 = 0
+        package var leastCompositionOffset: Int64 = 0
         /// The first sample entry, with the boxes inside it (codec
         /// configuration, colour, aspect...) as the file has them.
-        var sampleEntry: BoxNode?
+        package var sampleEntry: BoxNode?
         /// The track's boxes besides its header, edits and media (tapt,
         /// tgas, tref, udta...), as the file has them.
-        var otherBoxes: [BoxNode] = []
+        package var otherBoxes: [BoxNode] = []
     }
 
-    var movieTimescale: Int64
+    package var movieTimescale: Int64
     /// By track_ID.
-    var tracks: [Int: Track]
+    package var tracks: [Int: Track]
     /// The movie-level metadata boxes: QuickTime's `meta` (mdta keys) and the children of `udta`.
-    var metadata: MovieMetadataBoxes
+    package var metadata: MovieMetadataBoxes
 
-    init(path: String) throws {
+    package init(path: String) throws {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
         defer { close(descriptor) }
         try self.init(tree: MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes))
     }
 
-    init(tree: MovieTree) throws {
+    package init(tree: MovieTree) throws {
         guard let mvhd = tree.root.first("mvhd") else { throw BoxFailure.malformed("no mvhd") }
         movieTimescale = Int64(try mvhd.uint32(at: try mvhd.uint8(at: 0) == 1 ? 20 : 12))
         guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
@@ -164,7 +164,7 @@ struct MovieHeaderFacts {
 /// from its moov with no FFmpeg: nil when the file does not start like one
 /// or its moov cannot be read.
 /// A cheap check for downloads, which then need no demuxer in memory.
-func quickTimeHasSoundTrack(path: String) -> Bool? {
+package func quickTimeHasSoundTrack(path: String) -> Bool? {
     let descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
@@ -177,19 +177,19 @@ func quickTimeHasSoundTrack(path: String) -> Bool? {
 }
 
 /// The entries of an `elst` box, widened to 64 bits.
-struct EditList {
-    struct Entry: Equatable {
+package struct EditList {
+    package struct Entry: Equatable {
         /// 16.16 fixed point 1.0: the media plays at its own speed.
-        static let normalRate: UInt32 = 0x0001_0000
-        var duration: Int64
-        var mediaTime: Int64
+        package static let normalRate: UInt32 = 0x0001_0000
+        package var duration: Int64
+        package var mediaTime: Int64
         /// media_rate_integer and media_rate_fraction as one 16.16 value.
-        var rate: UInt32
+        package var rate: UInt32
     }
 
-    var entries: [Entry]
+    package var entries: [Entry]
 
-    init(_ elst: BoxNode) throws {
+    package init(_ elst: BoxNode) throws {
         let wide = try elst.uint8(at: 0) == 1
         let count = Int(try elst.uint32(at: 4))
         let size = wide ? 20 : 12
@@ -205,20 +205,20 @@ struct EditList {
 }
 
 /// Big-endian reads and writes of the integers boxes are made of.
-enum BoxBuffer {
-    static func be32<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt32 where Bytes.Index == Int {
+package enum BoxBuffer {
+    package static func be32<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt32 where Bytes.Index == Int {
         UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
     }
 
-    static func be64<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt64 where Bytes.Index == Int {
+    package static func be64<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: Bytes.Index) -> UInt64 where Bytes.Index == Int {
         UInt64(be32(b, i)) << 32 | UInt64(be32(b, i + 4))
     }
 
-    static func put32(_ value: UInt32, into bytes: inout [UInt8], at i: Int) {
+    package static func put32(_ value: UInt32, into bytes: inout [UInt8], at i: Int) {
         for k in 0..<4 { bytes[i + k] = UInt8(truncatingIfNeeded: value >> (24 - 8 * k)) }
     }
 
-    static func put64(_ value: UInt64, into bytes: inout [UInt8], at i: Int) {
+    package static func put64(_ value: UInt64, into bytes: inout [UInt8], at i: Int) {
         put32(UInt32(truncatingIfNeeded: value >> 32), into: &bytes, at: i)
         put32(UInt32(truncatingIfNeeded: value), into: &bytes, at: i + 4)
     }

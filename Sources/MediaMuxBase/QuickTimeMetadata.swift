@@ -1,33 +1,33 @@
 /// A file's movie-level metadata as its boxes hold it: what a capture
 /// device wrote about the recording (place, camera, software, time).
-struct MovieMetadataBoxes: Sendable, Equatable {
+package struct MovieMetadataBoxes: Sendable, Equatable {
     /// QuickTime's `moov/meta` (handler `mdta`: a `keys` box naming each
     /// `ilst` item, such as com.apple.quicktime.location.ISO6709), whole.
-    var keyedMeta: BoxNode?
+    package var keyedMeta: BoxNode?
     /// The children of `moov/udta` other than its `meta`: QuickTime user
     /// data such as ©xyz (location), ©mak, ©mod, XMP_.
-    var userData: [BoxNode]
+    package var userData: [BoxNode]
     /// The items of `moov/udta/meta/ilst`: iTunes-style tags such as ©nam, ©day.
-    var tagItems: [BoxNode]
+    package var tagItems: [BoxNode]
 
-    init(keyedMeta: BoxNode? = nil, userData: [BoxNode] = [], tagItems: [BoxNode] = []) {
+    package init(keyedMeta: BoxNode? = nil, userData: [BoxNode] = [], tagItems: [BoxNode] = []) {
         self.keyedMeta = keyedMeta
         self.userData = userData
         self.tagItems = tagItems
     }
 
-    init(moov: BoxNode) {
+    package init(moov: BoxNode) {
         keyedMeta = moov.all("meta").first { Self.handler(of: $0) == "mdta" }
         userData = moov.first("udta")?.children?.filter { $0.type != "meta" } ?? []
         tagItems = moov.first("udta")?.all("meta").first { Self.handler(of: $0) == "mdir" }?.first("ilst")?.children ?? []
     }
 
-    var isEmpty: Bool { keyedMeta == nil && userData.isEmpty && tagItems.isEmpty }
+    package var isEmpty: Bool { keyedMeta == nil && userData.isEmpty && tagItems.isEmpty }
 
-    var byteCount: Int { (keyedMeta?.byteCount ?? 0) + (userData + tagItems).reduce(0) { $0 + $1.byteCount } }
+    package var byteCount: Int { (keyedMeta?.byteCount ?? 0) + (userData + tagItems).reduce(0) { $0 + $1.byteCount } }
 
     /// What a person would call each entry: mdta key names, then box types.
-    var names: [String] {
+    package var names: [String] {
         var names = keyedMeta.map(Self.keyNames) ?? []
         names += userData.map(\.type)
         names += tagItems.map(\.type)
@@ -35,13 +35,13 @@ struct MovieMetadataBoxes: Sendable, Equatable {
     }
 
     /// The handler type of a `meta` box (ISO's or QuickTime's).
-    static func handler(of meta: BoxNode) -> String? {
+    package static func handler(of meta: BoxNode) -> String? {
         guard let hdlr = meta.first("hdlr"), hdlr.head.count >= 12 else { return nil }
         return BoxNode.typeName(hdlr.head[8..<12])
     }
 
     /// The key names of a keyed `meta` box, in key order.
-    static func keyNames(_ meta: BoxNode) -> [String] {
+    package static func keyNames(_ meta: BoxNode) -> [String] {
         guard let keys = meta.first("keys"), let count = try? keys.uint32(at: 4) else { return [] }
         var names: [String] = []
         var offset = 8

@@ -1,19 +1,19 @@
 /// One QuickTime/MP4 box, parsed down to the boxes MediaMux reads or
 /// rewrites and kept byte for byte everywhere else: serializing an unchanged
 /// tree gives back the bytes it was parsed from.
-struct BoxNode: Sendable, Equatable {
+package struct BoxNode: Sendable, Equatable {
     /// The four type bytes, one Unicode scalar per byte (so `©xyz` is "\u{A9}xyz").
-    var type: String
+    package var type: String
     /// The payload before the children: a full box's version and flags, the
     /// entry count of `stsd`, the fixed fields of a sample entry. A leaf's whole payload.
-    var head: [UInt8]
+    package var head: [UInt8]
     /// nil for a leaf.
-    var children: [BoxNode]?
+    package var children: [BoxNode]?
     /// Bytes after the last child too short to be a box (QuickTime ends some
     /// `udta` boxes with four zero bytes).
-    var tail: [UInt8] = []
+    package var tail: [UInt8] = []
 
-    init(type: String, head: [UInt8], children: [BoxNode]? = nil, tail: [UInt8] = []) {
+    package init(type: String, head: [UInt8], children: [BoxNode]? = nil, tail: [UInt8] = []) {
         self.type = type
         self.head = head
         self.children = children
@@ -21,12 +21,12 @@ struct BoxNode: Sendable, Equatable {
     }
 
     /// Boxes whose payload is only boxes, wherever they appear in a movie header.
-    static let plainContainers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "udta", "dinf", "tref", "ilst", "wave"]
+    package static let plainContainers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "udta", "dinf", "tref", "ilst", "wave"]
 
     /// Parses the boxes in `bytes`. `container` returns, for a box type and
     /// payload, how many head bytes come before its children, or nil for a leaf.
     /// A container whose contents do not parse as boxes is kept as a leaf.
-    static func parse(_ bytes: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) throws -> [BoxNode] {
+    package static func parse(_ bytes: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) throws -> [BoxNode] {
         var nodes: [BoxNode] = []
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
@@ -67,33 +67,33 @@ struct BoxNode: Sendable, Equatable {
 
     /// ISO's meta is a full box (version and flags first); QuickTime's is
     /// not, and starts with its first child's size, never zero.
-    static func metaHeadSize(_ payload: ArraySlice<UInt8>) -> Int {
+    package static func metaHeadSize(_ payload: ArraySlice<UInt8>) -> Int {
         payload.prefix(4).elementsEqual([0, 0, 0, 0]) ? 4 : 0
     }
 
-    static func typeName(_ bytes: ArraySlice<UInt8>) -> String {
+    package static func typeName(_ bytes: ArraySlice<UInt8>) -> String {
         String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 
-    static func typeBytes(_ type: String) -> [UInt8] {
+    package static func typeBytes(_ type: String) -> [UInt8] {
         let scalars = type.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }
         return Array((scalars + [0, 0, 0, 0]).prefix(4))
     }
 
     /// The box's bytes, header included, sizes recomputed.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(byteCount)
         append(to: &out)
         return out
     }
 
-    var byteCount: Int {
+    package var byteCount: Int {
         let payload = head.count + (children?.reduce(0) { $0 + $1.byteCount } ?? 0) + tail.count
         return payload + (payload + 8 > Int(UInt32.max) ? 16 : 8)
     }
 
-    func append(to out: inout [UInt8]) {
+    package func append(to out: inout [UInt8]) {
         let size = byteCount
         if size > Int(UInt32.max) {
             out += [0, 0, 0, 1] + Self.typeBytes(type)
@@ -108,7 +108,7 @@ struct BoxNode: Sendable, Equatable {
     }
 
     /// The first descendant along a slash-separated path of types, such as "mdia/minf/stbl".
-    func first(_ path: String) -> BoxNode? {
+    package func first(_ path: String) -> BoxNode? {
         var node = self
         for type in path.split(separator: "/") {
             guard let next = node.children?.first(where: { $0.type == type }) else { return nil }
@@ -118,11 +118,11 @@ struct BoxNode: Sendable, Equatable {
     }
 
     /// Every child of this type.
-    func all(_ type: String) -> [BoxNode] { children?.filter { $0.type == type } ?? [] }
+    package func all(_ type: String) -> [BoxNode] { children?.filter { $0.type == type } ?? [] }
 
     /// Changes the first descendant along `path`; false when there is none.
     @discardableResult
-    mutating func modify(_ path: Substring, _ change: (inout BoxNode) throws -> Void) rethrows -> Bool {
+    package mutating func modify(_ path: Substring, _ change: (inout BoxNode) throws -> Void) rethrows -> Bool {
         guard !path.isEmpty else {
             try change(&self)
             return true
@@ -134,21 +134,21 @@ struct BoxNode: Sendable, Equatable {
 
     // Reads from the head, for fixed fields of full boxes and leaves.
 
-    func uint8(at i: Int) throws -> UInt8 {
+    package func uint8(at i: Int) throws -> UInt8 {
         guard i >= 0, i < head.count else { throw BoxFailure.malformed("\(type) too short") }
         return head[i]
     }
 
-    func uint16(at i: Int) throws -> UInt16 {
+    package func uint16(at i: Int) throws -> UInt16 {
         UInt16(try uint8(at: i)) << 8 | UInt16(try uint8(at: i + 1))
     }
 
-    func uint32(at i: Int) throws -> UInt32 {
+    package func uint32(at i: Int) throws -> UInt32 {
         guard i >= 0, i + 4 <= head.count else { throw BoxFailure.malformed("\(type) too short") }
         return BoxBuffer.be32(head, i)
     }
 
-    func int64(at i: Int) throws -> Int64 {
+    package func int64(at i: Int) throws -> Int64 {
         guard i >= 0, i + 8 <= head.count else { throw BoxFailure.malformed("\(type) too short") }
         return Int64(bitPattern: BoxBuffer.be64(head, i))
     }
@@ -156,10 +156,10 @@ struct BoxNode: Sendable, Equatable {
 
 /// A movie header (`moov`) as a tree: the containers of tracks, sample
 /// tables and metadata opened, sample entries opened by their track's handler.
-struct MovieTree: Sendable, Equatable {
-    var root: BoxNode
+package struct MovieTree: Sendable, Equatable {
+    package var root: BoxNode
 
-    init(moovBytes: [UInt8]) throws {
+    package init(moovBytes: [UInt8]) throws {
         let nodes = try BoxNode.parse(moovBytes[...], container: Self.headSize)
         guard nodes.count == 1, nodes[0].type == "moov", nodes[0].children != nil else { throw BoxFailure.malformed("no moov box") }
         root = nodes[0]
@@ -178,7 +178,7 @@ struct MovieTree: Sendable, Equatable {
     }
 
     /// The handler type of a track: "vide", "soun", "meta", "tmcd"...
-    static func handler(of trak: BoxNode) -> String? {
+    package static func handler(of trak: BoxNode) -> String? {
         guard let hdlr = trak.first("mdia/hdlr"), hdlr.head.count >= 12 else { return nil }
         return BoxNode.typeName(hdlr.head[8..<12])
     }
@@ -214,18 +214,18 @@ struct MovieTree: Sendable, Equatable {
     }
 
     /// Sample entries of a track, in stsd order.
-    static func sampleEntries(of trak: BoxNode) -> [BoxNode] {
+    package static func sampleEntries(of trak: BoxNode) -> [BoxNode] {
         trak.first("mdia/minf/stbl/stsd")?.children ?? []
     }
 
-    var tracks: [BoxNode] { root.all("trak") }
+    package var tracks: [BoxNode] { root.all("trak") }
 
-    var bytes: [UInt8] { root.bytes }
+    package var bytes: [UInt8] { root.bytes }
 }
 
 extension BoxNode {
     /// A leaf re-read as a container whose children start after `headSize` bytes.
-    static func parse(entryBytes entry: BoxNode, headSize: Int) -> BoxNode? {
+    package static func parse(entryBytes entry: BoxNode, headSize: Int) -> BoxNode? {
         guard entry.children == nil, headSize <= entry.head.count else { return nil }
         let reopened = node(type: entry.type, payload: entry.head[...]) { type, _ in
             type == entry.type ? headSize : (plainContainers.contains(type) ? 0 : nil)

@@ -1,0 +1,18 @@
+import MediaMuxBase
+extension MediaMuxError {
+    /// A next step for the user, where there is an obvious one.
+    public var hint: String? {
+        switch self {
+        case .outputExists: return "pass --force to overwrite it"
+        case .tooLarge: return "raise the limit with --max-size if the file is expected to be this large"
+        case .http(404, _), .http(410, _): return "check the URL"
+        case .http(401, _), .http(403, _): return "the server refuses access; the URL may need a token or may have expired"
+        case .noStream(.audio, _): return "pass a file with an audio track as AUDIO"
+        case .noStream(.video, _): return "pass a file with a video track"
+        case .streamIndexOutOfRange: return "run `muxctl probe` on the file to list its streams"
+        case .codecNotSupportedInContainer(let codec, let container, _) where container != "mov" && muxerAccepts(codec, .mov):
+            return "try a .mov output"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,30 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// A flag the packet loop and FFmpeg's interrupt callback both read, set from
+/// Task cancellation on another thread. Atomic, hence Sendable.
+package final class CancellationFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    package init() {}
+    package func raise() { raised.store(true, ordering: .relaxed) }
+    package var isRaised: Bool { raised.load(ordering: .relaxed) }
+}
+
+/// Checks the path before FFmpeg sees it, so that the common mistakes get
+/// precise messages rather than FFmpeg's generic ones.
+package func checkReadableFile(_ path: String) throws {
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+        if errno == ENOENT || errno == ENOTDIR { throw MediaMuxError.fileNotFound(path: path) }
+        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
+    }
+    if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.notAFile(path: path) }
+    guard access(path, R_OK) == 0 else {
+        throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
+    }
+    if info.st_size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
+}
