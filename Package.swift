@@ -33,17 +33,25 @@ let package = Package(
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // Times, errors, the MP4 box reader, temporary outputs: no C, no FFmpeg.
         .target(name: "MediaMuxBase"),
+        // Downloads: HTTP, resuming, the cache. No FFmpeg.
         .target(
-            name: "MediaMux",
+            name: "MediaMuxDownload",
             dependencies: [
                 "MediaMuxBase",
-                "CFFmpeg",
-                "CFFmpegScale",
-                "CFFmpegLog",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "MediaMux",
+            dependencies: [
+                "MediaMuxBase",
+                "MediaMuxDownload",
+                "CFFmpeg",
+                "CFFmpegScale",
+                "CFFmpegLog",
             ]
         ),
         .executableTarget(
@@ -58,6 +66,7 @@ let package = Package(
             dependencies: [
                 "MediaMux",
                 "MediaMuxBase",
+                "MediaMuxDownload",
                 // The tests decode what they read themselves (TrackDecoder).
                 "CFFmpeg",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -15,7 +15,10 @@ struct BrowserFirstFrameTests {
         for (const name of files) {
           const v = document.createElement("video");
           v.muted = true; v.preload = "auto";
-          v.onloadeddata = () => {
+          // The picture at 0 once a seek to 0 has finished decoding it: on a
+          // loaded machine the first loadeddata can come before the frame is ready.
+          v.onloadeddata = () => { v.onloadeddata = null; v.currentTime = 0; };
+          v.onseeked = () => {
             const c = document.createElement("canvas"); c.width = v.videoWidth; c.height = v.videoHeight;
             const g = c.getContext("2d"); g.drawImage(v, 0, 0);
             const d = g.getImageData(0, 0, c.width, c.height).data;

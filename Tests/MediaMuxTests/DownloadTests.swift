@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import MediaMux
+@testable import MediaMuxDownload
 
 /// Real downloads from the loopback TestHTTPServer (127.0.0.1 only), with faults injected.
 struct DownloadTests {
@@ -514,6 +515,30 @@ struct DownloadTests {
         ("/empty.m4a", [], "audio/mp4", "the body is empty"),
         ("/video.mp4", bytes(Fixtures.path("h264_rot90.mp4")), "video/mp4", "it has no audio stream"),
     ]
+
+    /// The download module alone, without the facade's FFmpeg probe: the
+    /// first bytes refuse a text page, and a WebM body, which only a demuxer
+    /// could judge, is kept as it is.
+    @Test func withoutAProbeTheFirstBytesDecide() async throws {
+        try await Self.withServer { server, folder in
+            let webm = Self.bytes(Fixtures.path("opus_5s.webm"))
+            server.serve("/song.webm", body: webm, contentType: "audio/webm")
+            server.serve("/page.m4a", body: Self.bytes(Fixtures.path("html_page.m4a")), contentType: "audio/mp4")
+            let options = Self.options(folder, useCache: false)
+            let kept = try await Downloader(url: server.url("/song.webm"), options: options, progress: nil)
+                .intoFile(folder.path("song.webm"), overwrite: false)
+            #expect(kept.bytes == Int64(webm.count))
+            let error = await Self.failure {
+                try await Downloader(url: server.url("/page.m4a"), options: options, progress: nil).intoFile(folder.path("page.m4a"), overwrite: false)
+            }
+            guard case .notAudio(_, _, let detail)? = error as? MediaMuxError else {
+                Issue.record("expected notAudio, got \(String(describing: error))")
+                return
+            }
+            #expect(detail.hasSuffix("bytes that are not audio"))
+            #expect(!FileManager.default.fileExists(atPath: folder.path("page.m4a")))
+        }
+    }
 
     @Test(arguments: nonAudioBodies)
     func bodyWithoutAudioIsNotAudio(_ example: (String, [UInt8], String, String)) async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxDownload
 
 /// SHA-256 against the FIPS 180-4 example vectors, against itself fed in
 /// pieces, and against /usr/bin/sha256sum on files.

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Testing
 @testable import MediaMux
+@testable import MediaMuxDownload
 
 /// Every rule of the pure download policy, without a network.
 struct TransferPolicyTests {

@@ -13,12 +13,12 @@ import Darwin
 public enum MediaMux {
     /// What MediaMux sees in a media file.
     public static func probe(_ path: String) async throws -> MediaInfo {
-        try await runBlocking { flag in try Prober(cancellation: flag).probe(path: path) }
+        try await runFFmpeg { flag in try Prober(cancellation: flag).probe(path: path) }
     }
 
     /// Every decision a merge would make, without writing anything.
     public static func plan(video: String, audio: String, output: String, options: MergeOptions = MergeOptions()) async throws -> MergePlan {
-        try await runBlocking { flag in try makePlan(video: video, audio: audio, output: output, options: options, flag: flag) }
+        try await runFFmpeg { flag in try makePlan(video: video, audio: audio, output: output, options: options, flag: flag) }
     }
 
     /// Merges the first video stream of `video` with the first audio stream of
@@ -32,7 +32,7 @@ public enum MediaMux {
         progress: (@Sendable (MergeProgress) -> Void)? = nil,
         preview: (@Sendable (PreviewFrame) -> Void)? = nil
     ) async throws -> MergeReport {
-        try await runBlocking { flag in
+        try await runFFmpeg { flag in
             let plan = try makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
             return try Remuxer(plan: plan, cancellation: flag, progress: progress, preview: preview).run()
         }
@@ -43,7 +43,7 @@ public enum MediaMux {
         _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil,
         preview: (@Sendable (PreviewFrame) -> Void)? = nil
     ) async throws -> MergeReport {
-        try await runBlocking { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress, preview: preview).run() }
+        try await runFFmpeg { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress, preview: preview).run() }
     }
 
     /// Sets how much FFmpeg itself prints to stderr. MediaMux keeps it quiet
@@ -78,44 +78,17 @@ public enum MediaMux {
 /// the plan names the problem instead of the header failing with EINVAL.
 private let refusedAtHeader: [MergePlan.Container: Set<String>] = [.mov: ["opus", "flac", "truehd"], .mp4: ["flac", "truehd"]]
 
-func outputFacts(output: String, inputs: [String]) -> OutputFacts {
-    var info = stat()
-    let exists = stat(output, &info) == 0
-    let folder = folderPart(of: output)
-    var folderInfo = stat()
-    let folderExists = stat(folder, &folderInfo) == 0 && (folderInfo.st_mode & S_IFMT) == S_IFDIR
-    var sameAsInput = false
-    var inputBytes = 0
-    for input in inputs {
-        var inputInfo = stat()
-        guard stat(input, &inputInfo) == 0 else { continue }
-        inputBytes += Int(inputInfo.st_size)
-        if exists && inputInfo.st_dev == info.st_dev && inputInfo.st_ino == info.st_ino { sameAsInput = true }
-    }
-    let isFolder = exists && (info.st_mode & S_IFMT) == S_IFDIR
-    return OutputFacts(exists: exists, isFolder: isFolder, folderExists: folderExists, isSameFileAsAnInput: sameAsInput, inputBytes: inputBytes)
-}
-
-/// Runs blocking FFmpeg work on its own thread; Task cancellation raises the
-/// flag the packet loop and FFmpeg's interrupt callback check.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
-    try await runBlocking(raising: CancellationFlag(), body)
-}
-
-/// The same, raising a flag that outlives the call (a frame stream's, checked
-/// by every step of its decoding).
-func runBlocking<T: Sendable>(raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+/// Runs blocking FFmpeg work on its own thread (see runBlocking), with
+/// FFmpeg's own logging quiet unless the caller chose it.
+func runFFmpeg<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
     FFmpegLogging.quietUnlessChosen()
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            // FFmpeg's calls block; keep them off Swift's cooperative threads.
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try body(flag) })
-            }
-        }
-    } onCancel: {
-        flag.raise()
-    }
+    return try await runBlocking(raising: CancellationFlag(), body)
+}
+
+/// The same, raising a flag that outlives the call.
+func runFFmpeg<T: Sendable>(raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+    FFmpegLogging.quietUnlessChosen()
+    return try await runBlocking(raising: flag, body)
 }
 
 /// FFmpeg prints warnings to stderr by default; a library should not.

@@ -18,7 +18,7 @@ extension MediaMux {
         of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> [WrittenImage] {
-        try await runBlocking { flag in
+        try await runFFmpeg { flag in
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.framePlan(info, options: options)
             let madeFolder = try prepareFolder(folder)
@@ -46,7 +46,7 @@ extension MediaMux {
         of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> WrittenImage {
-        try await runBlocking { flag in
+        try await runFFmpeg { flag in
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
@@ -150,7 +150,7 @@ extension MediaMux {
         of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> PreviewClipReport {
-        try await runBlocking { flag in
+        try await runFFmpeg { flag in
             try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)

@@ -1,23 +1,4 @@
 import MediaMuxBase
-/// What the planner needs to know about the output path; gathered by the caller
-/// so that planning itself touches no file.
-public struct OutputFacts: Sendable, Equatable {
-    public var exists: Bool
-    public var isFolder: Bool
-    public var folderExists: Bool
-    public var isSameFileAsAnInput: Bool
-    /// Sizes of the input files, for the moov room estimate.
-    public var inputBytes: Int
-
-    public init(exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
-        self.exists = exists
-        self.isFolder = isFolder
-        self.folderExists = folderExists
-        self.isSameFileAsAnInput = isSameFileAsAnInput
-        self.inputBytes = inputBytes
-    }
-}
-
 /// Pure: every decision of a merge, from probed facts and options.
 public struct MergePlanner: Sendable {
     /// Answers whether the output container can hold a codec (FFmpeg's muxer knows).

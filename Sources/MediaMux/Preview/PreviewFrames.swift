@@ -43,7 +43,7 @@ private final class FrameStreamState: Sendable {
 
     func next() async throws -> PreviewFrame? {
         do {
-            guard let frame = try await runBlocking(raising: flag, { [self] _ in try step() }) else { return nil }
+            guard let frame = try await runFFmpeg(raising: flag, { [self] _ in try step() }) else { return nil }
             if options.paced { try await wait(for: frame) }
             return frame
         } catch {

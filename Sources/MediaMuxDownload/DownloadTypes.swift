@@ -100,4 +100,13 @@ public struct CachedDownload: Sendable, Equatable, Encodable {
     /// Seconds since 1970.
     public var storedAt: Int64
     public var lastUsedAt: Int64
+
+    public init(url: String, path: String, bytes: Int64, contentType: String?, storedAt: Int64, lastUsedAt: Int64) {
+        self.url = url
+        self.path = path
+        self.bytes = bytes
+        self.contentType = contentType
+        self.storedAt = storedAt
+        self.lastUsedAt = lastUsedAt
+    }
 }

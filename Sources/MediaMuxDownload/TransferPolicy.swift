@@ -1,16 +1,16 @@
 import MediaMuxBase
 /// The facts of a response that decide what happens next.
-struct ResponseFacts: Equatable {
-    var status: Int
-    var contentLength: Int64?
+package struct ResponseFacts: Equatable {
+    package var status: Int
+    package var contentLength: Int64?
     /// From Content-Range `bytes START-END/TOTAL` (or `*/TOTAL` on 416).
-    var rangeStart: Int64?
-    var rangeTotal: Int64?
-    var retryAfter: String?
+    package var rangeStart: Int64?
+    package var rangeTotal: Int64?
+    package var retryAfter: String?
 }
 
 /// Why an attempt failed before or during the body.
-enum TransferFailure: Error, Equatable {
+package enum TransferFailure: Error, Equatable {
     /// Could not connect (refused, unreachable, no such host, connect timeout).
     case connection(String)
     /// Connected, then the server went quiet for longer than the idle timeout.
@@ -23,14 +23,14 @@ enum TransferFailure: Error, Equatable {
     case redirects(String)
     case other(String)
 
-    var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .connection, .idle, .truncated: return true
         case .tls, .redirects, .other: return false
         }
     }
 
-    var reason: String {
+    package var reason: String {
         switch self {
         case .connection(let detail): return detail
         case .idle: return "the server sent nothing for longer than the idle timeout"
@@ -44,7 +44,7 @@ enum TransferFailure: Error, Equatable {
 }
 
 /// What the transfer does next.
-enum TransferDecision: Equatable {
+package enum TransferDecision: Equatable {
     /// Stream the body into the partial file from this offset (0 truncates it).
     case write(from: Int64, total: Int64?)
     /// The cached copy is current (304).
@@ -59,17 +59,17 @@ enum TransferDecision: Equatable {
 
 /// Every decision of a download, from response facts: pure, so each rule is a
 /// unit test. The transfer loop only does what this says.
-struct TransferPolicy: Equatable {
-    var url: String
-    var maximumAttempts: Int
-    var retryDelay: Duration
-    var maximumBytes: Int64
+package struct TransferPolicy: Equatable {
+    package var url: String
+    package var maximumAttempts: Int
+    package var retryDelay: Duration
+    package var maximumBytes: Int64
     /// Retry-After longer than this is not waited for.
-    var longestWait: Duration = .seconds(60)
+    package var longestWait: Duration = .seconds(60)
 
     /// After response headers arrive for a request that asked for `offset`
     /// onwards (and, when `revalidating`, carried the cached copy's validators).
-    func decide(_ response: ResponseFacts, requestedOffset offset: Int64, attempt: Int, revalidating: Bool = false) -> TransferDecision {
+    package func decide(_ response: ResponseFacts, requestedOffset offset: Int64, attempt: Int, revalidating: Bool = false) -> TransferDecision {
         switch response.status {
         case 200:
             // A server that ignores Range, or a resource that changed (If-Range), sends it all.
@@ -108,7 +108,7 @@ struct TransferPolicy: Equatable {
     /// After an attempt failed without a usable response. When only
     /// revalidating a cached copy, an unreachable server is not retried: the
     /// cached copy serves at once.
-    func decide(_ failure: TransferFailure, attempt: Int, revalidating: Bool = false) -> TransferDecision {
+    package func decide(_ failure: TransferFailure, attempt: Int, revalidating: Bool = false) -> TransferDecision {
         let unreachable: Bool
         if case .connection = failure { unreachable = true } else { unreachable = false }
         guard failure.isTransient, attempt < maximumAttempts, !(revalidating && unreachable) else {
@@ -121,13 +121,13 @@ struct TransferPolicy: Equatable {
     }
 
     /// After the body ended normally: short of its declared length is a cut.
-    func decideEnd(received: Int64, expected: Int64?, attempt: Int) -> TransferDecision? {
+    package func decideEnd(received: Int64, expected: Int64?, attempt: Int) -> TransferDecision? {
         guard let expected, received < expected else { return nil }
         return decide(.truncated(received: received, expected: expected), attempt: attempt)
     }
 
     /// Failures after which the bytes so far are no use for a resume.
-    static func spoilsPartial(_ error: any Error) -> Bool {
+    package static func spoilsPartial(_ error: any Error) -> Bool {
         guard let error = error as? MediaMuxError else { return false }
         switch error {
         case .tooLarge, .checksumMismatch, .notAudio: return true
@@ -137,7 +137,7 @@ struct TransferPolicy: Equatable {
 
     /// A server that cannot be reached (or fails on its side) does not stop
     /// the use of a cached copy; a server that says the resource is gone does.
-    static func allowsOfflineUse(_ error: MediaMuxError) -> Bool {
+    package static func allowsOfflineUse(_ error: MediaMuxError) -> Bool {
         switch error {
         case .network: return true
         case .http(let status, _): return status >= 500 || status == 408 || status == 429
@@ -146,7 +146,7 @@ struct TransferPolicy: Equatable {
     }
 
     /// 1x, 2x, 4x ... the retry delay, at most 30 s.
-    func backoff(attempt: Int) -> Duration {
+    package func backoff(attempt: Int) -> Duration {
         var wait = retryDelay
         for _ in 1..<max(attempt, 1) where wait < .seconds(30) { wait *= 2 }
         return min(wait, .seconds(30))
@@ -161,7 +161,7 @@ struct TransferPolicy: Equatable {
 }
 
 /// Parses `bytes START-END/TOTAL` and `bytes */TOTAL`.
-func parseContentRange(_ value: String?) -> (start: Int64?, total: Int64?) {
+package func parseContentRange(_ value: String?) -> (start: Int64?, total: Int64?) {
     guard let value, value.hasPrefix("bytes ") else { return (nil, nil) }
     let spec = value.dropFirst(6)
     let parts = spec.split(separator: "/", maxSplits: 1)

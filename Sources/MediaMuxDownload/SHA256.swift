@@ -21,7 +21,7 @@ import Darwin
 /// Whole 64-byte blocks are hashed straight from the caller's buffer; only the
 /// bytes of a block split across `update` calls go through the 64-byte buffer
 /// held inline in the struct. No heap allocation happens per block.
-struct SHA256 {
+package struct SHA256 {
     /// H0...H7 (the intermediate hash value), kept apart from the block buffer
     /// so the compression function can take it `inout` while reading the buffer.
     private struct State {
@@ -42,13 +42,13 @@ struct SHA256 {
     /// Message length in bytes, modulo 2^64 (the bit length is taken modulo 2^64).
     private var byteCount: UInt64 = 0
 
-    init() {}
+    package init() {}
 
-    mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard var p = bytes.baseAddress, bytes.count > 0 else { return }
         var n = bytes.count
         byteCount &+= UInt64(truncatingIfNeeded: n)
@@ -120,7 +120,7 @@ struct SHA256 {
     }
 
     /// Lowercase hexadecimal, two digits per byte.
-    static func hex(_ digest: [UInt8]) -> String {
+    package static func hex(_ digest: [UInt8]) -> String {
         let digits: StaticString = "0123456789abcdef"
         return String(unsafeUninitializedCapacity: digest.count * 2) { out in
             digits.withUTF8Buffer { d in
@@ -140,7 +140,7 @@ struct SHA256 {
     /// Throws `MediaMuxError.fileNotFound` when the path does not exist,
     /// `.notAFile` for a directory, and `.unreadable` for any other failure
     /// of open(2) or read(2).
-    static func hashFile(atPath path: String) throws -> [UInt8] {
+    package static func hashFile(atPath path: String) throws -> [UInt8] {
         var fd: Int32
         repeat {
             fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -5,110 +5,26 @@ import Glibc
 import Darwin
 #endif
 
-extension MediaMux {
-    /// Downloads `url` into the download cache (or revalidates the cached
-    /// copy) and returns where the file is. Cancel the Task to stop: the bytes
-    /// so far are kept, and the next call resumes from them.
-    public static func download(
-        _ url: String, options: DownloadOptions = DownloadOptions(),
-        progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> DownloadResult {
-        try checkURL(url)
-        FFmpegLogging.quietUnlessChosen()
-        let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-        return try await reportingCancellation(of: url) {
-            try await Downloader(url: url, options: options, progress: progress).intoCache(cache)
-        }
-    }
-
-    /// Downloads `url` to `destination`. Through the cache unless
-    /// `options.useCache` is false; then an interrupted transfer is kept as a
-    /// hidden `.NAME.download` file beside `destination` and resumed from there.
-    /// Nothing ever appears under `destination` until the file is complete.
-    public static func download(
-        _ url: String, to destination: String, overwrite: Bool = false,
-        options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> DownloadResult {
-        try checkURL(url)
-        FFmpegLogging.quietUnlessChosen()
-        let facts = outputFacts(output: destination, inputs: [])
-        if facts.isFolder || destination.hasSuffix("/") {
-            throw MediaMuxError.outputNotWritable(path: destination, reason: "it is a folder; give a file name")
-        }
-        guard facts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: destination) }
-        if facts.exists && !overwrite { throw MediaMuxError.outputExists(path: destination) }
-        let downloader = Downloader(url: url, options: options, progress: progress)
-        return try await reportingCancellation(of: url) {
-            if options.useCache {
-                let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-                var result = try await downloader.intoCache(cache)
-                let cached = result.path
-                try await runBlocking { _ in try shareFile(cached, to: destination, overwrite: overwrite) }
-                result.path = destination
-                return result
-            }
-            return try await downloader.intoFile(destination, overwrite: overwrite)
-        }
-    }
-
-    /// Cancellation, wherever it lands (a retry wait, the cache lock), is the
-    /// library's own error, like every other.
-    private static func reportingCancellation<T>(of url: String, _ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch is CancellationError {
-            throw MediaMuxError.cancelled(path: url)
-        }
-    }
-
-    /// The complete downloads in the cache, most recently used first.
-    public static func cachedDownloads(in directory: String? = nil) throws -> [CachedDownload] {
-        let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(directory))
-        return cache.entries().map { entry in
-            CachedDownload(
-                url: entry.record.url, path: cache.path(entry.record.file), bytes: entry.record.bytes,
-                contentType: entry.record.validators.contentType, storedAt: entry.record.storedAt, lastUsedAt: entry.record.lastUsedAt)
-        }
-    }
-
-    /// Empties the download cache, partial transfers included, except what a
-    /// download running meanwhile holds; returns how many files were removed.
-    @discardableResult
-    public static func clearDownloadCache(in directory: String? = nil) throws -> Int {
-        try DownloadCache(directory: DownloadCache.resolveDirectory(directory)).clear()
-    }
-
-    /// Is this something `download` takes? (For front ends deciding between a path and a URL.)
-    public static func isDownloadURL(_ text: String) -> Bool {
-        let lower = text.lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
-    }
-
-    private static func checkURL(_ url: String) throws {
-        guard isDownloadURL(url) else {
-            let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
-            throw MediaMuxError.unsupportedURL(url: url, reason: "only http and https URLs can be downloaded (not \(scheme))")
-        }
-        let afterScheme = url.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
-        guard !afterScheme.isEmpty else { throw MediaMuxError.unsupportedURL(url: url, reason: "the URL has no host") }
-    }
-}
-
 /// One download: the order of steps (lock, revalidate or transfer, verify,
 /// commit). Each step's rules live in TransferPolicy and DownloadCache.
-struct Downloader {
-    let url: String
-    let options: DownloadOptions
-    let progress: (@Sendable (DownloadProgress) -> Void)?
+package struct Downloader {
+    package let url: String
+    package let options: DownloadOptions
+    package let progress: (@Sendable (DownloadProgress) -> Void)?
+    /// Settles whether a body is audio where its first bytes and boxes do not
+    /// tell (Ogg, Matroska, others): the facade passes FFmpeg's probe. Without
+    /// one, such a body is taken as it is.
+    package let probeForAudio: AudioProbe?
     private let clock = ContinuousClock()
 
-    init(url: String, options: DownloadOptions, progress: (@Sendable (DownloadProgress) -> Void)?) {
+    package init(url: String, options: DownloadOptions, progress: (@Sendable (DownloadProgress) -> Void)?, probeForAudio: AudioProbe? = nil) {
         self.url = url
         self.options = options
         self.progress = progress
+        self.probeForAudio = probeForAudio
     }
 
-    func intoCache(_ cache: DownloadCache) async throws -> DownloadResult {
+    package func intoCache(_ cache: DownloadCache) async throws -> DownloadResult {
         let started = clock.now
         let key = cache.key(for: url)
         return try await cache.withLock(key) {
@@ -140,7 +56,7 @@ struct Downloader {
         }
     }
 
-    func intoFile(_ destination: String, overwrite: Bool) async throws -> DownloadResult {
+    package func intoFile(_ destination: String, overwrite: Bool) async throws -> DownloadResult {
         let started = clock.now
         let partial = folderPart(of: destination) + "/." + namePart(of: destination) + ".download"
         let validatorsPath = partial + ".json"
@@ -194,9 +110,11 @@ struct Downloader {
         if options.requireAudio {
             let contentType = outcome.validators.contentType
             do {
-                // MP4/M4A (what soundtracks mostly are) by its boxes; anything else through FFmpeg.
+                // MP4/M4A (what soundtracks mostly are) by its boxes, the common
+                // audio files and text pages by their first bytes, the rest by the probe.
+                let probe = probeForAudio
                 let hasAudio = try await runBlocking { flag in
-                    try quickTimeHasSoundTrack(path: path) ?? !Prober(cancellation: flag).probe(path: path).audioStreams.isEmpty
+                    try recognizedAudio(path: path) ?? probe?(path, flag) ?? true
                 }
                 guard hasAudio else {
                     discard()
@@ -226,7 +144,7 @@ struct Downloader {
 /// Gives a cached file a second name at `destination` through a temporary
 /// file beside it: a hard link where both are on one file system (no bytes
 /// written; the cache notices if either name is then edited), else a copy.
-func shareFile(_ source: String, to destination: String, overwrite: Bool) throws {
+package func shareFile(_ source: String, to destination: String, overwrite: Bool) throws {
     let temporary = TemporaryOutput(finalPath: destination)
     defer { temporary.discard() }
     if link(source, temporary.path) == 0 {
@@ -257,7 +175,7 @@ func shareFile(_ source: String, to destination: String, overwrite: Bool) throws
 /// FICLONE from linux/fs.h: _IOW(0x94, 9, int).
 private let fileCloneRequest: UInt = 0x4004_9409
 
-func formatDate(_ seconds: Int64) -> String {
+package func formatDate(_ seconds: Int64) -> String {
     var time = time_t(seconds)
     var parts = tm()
     gmtime_r(&time, &parts)

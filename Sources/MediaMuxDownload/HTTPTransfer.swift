@@ -12,42 +12,42 @@ import Darwin
 
 /// What is known of the resource a partial file holds, so a later attempt
 /// can ask for the rest with a Range request validated by If-Range.
-struct ResourceValidators: Codable, Equatable, Sendable {
-    var etag: String?
-    var lastModified: String?
-    var contentType: String?
-    var totalBytes: Int64?
+package struct ResourceValidators: Codable, Equatable, Sendable {
+    package var etag: String?
+    package var lastModified: String?
+    package var contentType: String?
+    package var totalBytes: Int64?
 
     /// A strong ETag, else Last-Modified: what If-Range may carry.
-    var ifRange: String? {
+    package var ifRange: String? {
         if let etag, !etag.hasPrefix("W/") { return etag }
         return lastModified
     }
 }
 
 /// How one transfer ended.
-struct TransferOutcome: Sendable {
-    var finalURL: String
-    var validators: ResourceValidators
-    var bytes: Int64
-    var notModified: Bool
-    var resumedFrom: Int64
-    var attempts: Int
+package struct TransferOutcome: Sendable {
+    package var finalURL: String
+    package var validators: ResourceValidators
+    package var bytes: Int64
+    package var notModified: Bool
+    package var resumedFrom: Int64
+    package var attempts: Int
 }
 
 /// Fetches one URL into a partial file, resuming and retrying as the
 /// TransferPolicy decides. It makes no decisions of its own.
-struct HTTPTransfer {
-    let url: String
-    let partialPath: String
-    let options: DownloadOptions
-    let progress: (@Sendable (DownloadProgress) -> Void)?
+package struct HTTPTransfer {
+    package let url: String
+    package let partialPath: String
+    package let options: DownloadOptions
+    package let progress: (@Sendable (DownloadProgress) -> Void)?
 
     /// `known`: validators of the partial file's resource, if any.
     /// `revalidating`: validators of a complete cached copy, to send as If-None-Match / If-Modified-Since.
     /// `saveValidators` records what a partial file holds; it runs on the event
     /// loop when a body is accepted, before its first byte is written.
-    func run(
+    package func run(
         known: ResourceValidators?, revalidating: ResourceValidators?,
         saveValidators: @escaping @Sendable (ResourceValidators) throws -> Void
     ) async throws -> TransferOutcome {
@@ -198,7 +198,7 @@ struct HTTPTransfer {
 }
 
 /// The policy's view of a response head.
-func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
+package func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
     let range = parseContentRange(headers.first(name: "Content-Range"))
     return ResponseFacts(
         status: status,
@@ -214,19 +214,19 @@ func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
 /// never waits for a consumer task. Any other body is not read: the request
 /// is ended at its head. State sits behind a lock: written on the event loop,
 /// read by the transfer once the request is over.
-final class BodyExchange: HTTPClientResponseDelegate, Sendable {
-    typealias Response = Void
+package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
+    package typealias Response = Void
 
     /// What the head said and the policy decided, and what was written.
-    struct Answer {
-        var decision: TransferDecision
-        var validators: ResourceValidators
-        var finalURL: String
-        var written: Int64
+    package struct Answer {
+        package var decision: TransferDecision
+        package var validators: ResourceValidators
+        package var finalURL: String
+        package var written: Int64
     }
 
     /// Ends a request whose body is not wanted.
-    struct BodyNotWanted: Error {}
+    package struct BodyNotWanted: Error {}
 
     private struct State: ~Copyable {
         var answer: Answer?
@@ -246,7 +246,7 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let save: @Sendable (ResourceValidators) throws -> Void
     private let state: Mutex<State>
 
-    init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
+    package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
         save: @escaping @Sendable (ResourceValidators) throws -> Void
     ) {
         self.path = path
@@ -265,13 +265,13 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
     }
 
-    var answer: Answer? { state.withLock { $0.answer } }
+    package var answer: Answer? { state.withLock { $0.answer } }
 
-    func didVisitURL(task: HTTPClient.Task<Void>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+    package func didVisitURL(task: HTTPClient.Task<Void>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
         state.withLock { $0.finalURL = request.url.absoluteString }
     }
 
-    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    package func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let decision = policy.decide(
             responseFacts(status: Int(head.status.code), headers: head.headers), requestedOffset: offset, attempt: attempt,
             revalidating: revalidating)
@@ -296,7 +296,7 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    package func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let reached: (position: Int64, total: Int64?)
         do {
             reached = try state.withLock { state in
@@ -324,11 +324,11 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+    package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
         closeFile()
     }
 
-    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+    package func didFinishRequest(task: HTTPClient.Task<Void>) throws {
         closeFile()
     }
 
@@ -356,7 +356,7 @@ final class BodyExchange: HTTPClientResponseDelegate, Sendable {
 }
 
 /// Names a failed attempt in the policy's terms.
-func classify(_ error: any Error) -> TransferFailure {
+package func classify(_ error: any Error) -> TransferFailure {
     if let client = error as? HTTPClientError {
         switch client {
         case .readTimeout: return .idle
@@ -396,7 +396,7 @@ private func tlsReason(_ text: String) -> String {
 /// Progress at most ten times a second, with a rate over the last half second.
 /// Reported from the event loop while a body arrives, finished by the
 /// transfer's task: the state is behind a lock.
-final class ProgressMeter: Sendable {
+package final class ProgressMeter: Sendable {
     private struct Window {
         var lastReport: ContinuousClock.Instant?
         var start: (ContinuousClock.Instant, Int64)?
@@ -407,11 +407,11 @@ final class ProgressMeter: Sendable {
     private let clock = ContinuousClock()
     private let window = Mutex(Window())
 
-    init(sink: (@Sendable (DownloadProgress) -> Void)?) {
+    package init(sink: (@Sendable (DownloadProgress) -> Void)?) {
         self.sink = sink
     }
 
-    func report(bytes: Int64, total: Int64?) {
+    package func report(bytes: Int64, total: Int64?) {
         guard let sink else { return }
         let now = clock.now
         let due: DownloadProgress? = window.withLock { window in
@@ -431,7 +431,7 @@ final class ProgressMeter: Sendable {
         if let due { sink(due) }
     }
 
-    func finish(bytes: Int64, total: Int64?) {
+    package func finish(bytes: Int64, total: Int64?) {
         let rate = window.withLock { $0.rate }
         sink?(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
     }
@@ -442,12 +442,12 @@ final class ProgressMeter: Sendable {
     }
 }
 
-func fileSize(_ path: String) -> Int64 {
+package func fileSize(_ path: String) -> Int64 {
     var info = stat()
     return stat(path, &info) == 0 ? Int64(info.st_size) : 0
 }
 
-func truncate(_ path: String, to length: Int64) throws {
+package func truncate(_ path: String, to length: Int64) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
     guard descriptor >= 0, ftruncate(descriptor, off_t(length)) == 0 else {
         if descriptor >= 0 { close(descriptor) }

@@ -11,19 +11,19 @@ import Darwin
 #endif
 
 /// What the cache keeps about one downloaded URL, beside its bytes.
-struct CacheRecord: Codable, Equatable {
-    var url: String
-    var finalURL: String
+package struct CacheRecord: Codable, Equatable {
+    package var url: String
+    package var finalURL: String
     /// The data file's name inside the cache folder.
-    var file: String
-    var bytes: Int64
-    var validators: ResourceValidators
-    var sha256: String?
-    var storedAt: Int64
-    var lastUsedAt: Int64
+    package var file: String
+    package var bytes: Int64
+    package var validators: ResourceValidators
+    package var sha256: String?
+    package var storedAt: Int64
+    package var lastUsedAt: Int64
     /// The data file's modification time (ns) when stored: a file shared with
     /// a `-o` copy may be edited under that name, which voids the entry.
-    var modifiedAt: Int64?
+    package var modifiedAt: Int64?
 }
 
 /// Downloads kept by URL, in one folder: `KEY-NAME` (the bytes), `KEY.json`
@@ -32,11 +32,11 @@ struct CacheRecord: Codable, Equatable {
 /// URL. Files appear under their final names only by rename, and every
 /// change to a key happens under an exclusive flock of its lock file, so
 /// tasks and processes downloading the same URL take turns.
-struct DownloadCache {
-    let directory: String
+package struct DownloadCache {
+    package let directory: String
 
     /// `explicit`, else `$MUXCTL_CACHE_DIR`, else `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`.
-    static func resolveDirectory(_ explicit: String?) -> String {
+    package static func resolveDirectory(_ explicit: String?) -> String {
         func environment(_ name: String) -> String? {
             guard let value = getenv(name) else { return nil }
             let text = String(cString: value)
@@ -48,24 +48,24 @@ struct DownloadCache {
         return (environment("HOME") ?? ".") + "/.cache/muxctl"
     }
 
-    init(directory: String) throws {
+    package init(directory: String) throws {
         self.directory = directory
         try makeFolders(directory)
     }
 
-    func key(for url: String) -> String {
+    package func key(for url: String) -> String {
         var hasher = SHA256()
         hasher.update(Array(url.utf8))
         return String(SHA256.hex(hasher.finalize()).prefix(32))
     }
 
-    func path(_ name: String) -> String { directory + "/" + name }
-    func recordPath(_ key: String) -> String { path(key + ".json") }
-    func partialPath(_ key: String) -> String { path(key + ".partial") }
-    func partialValidatorsPath(_ key: String) -> String { path(key + ".partial.json") }
+    package func path(_ name: String) -> String { directory + "/" + name }
+    package func recordPath(_ key: String) -> String { path(key + ".json") }
+    package func partialPath(_ key: String) -> String { path(key + ".partial") }
+    package func partialValidatorsPath(_ key: String) -> String { path(key + ".partial.json") }
 
     /// The data file name for a URL: the key, then the URL's own file name, tidied.
-    func dataFileName(key: String, url: String) -> String {
+    package func dataFileName(key: String, url: String) -> String {
         let withoutQuery = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         let last = withoutQuery.split(separator: "/").last.map(String.init) ?? ""
         let tidy = String(last.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(80))
@@ -73,28 +73,28 @@ struct DownloadCache {
     }
 
     /// The complete copy of a URL, if the cache holds one untouched.
-    func record(_ key: String) -> CacheRecord? {
+    package func record(_ key: String) -> CacheRecord? {
         guard let record: CacheRecord = readJSONFile(recordPath(key)), fileSize(path(record.file)) == record.bytes,
               record.modifiedAt == nil || record.modifiedAt == modificationTime(path(record.file)) else { return nil }
         return record
     }
 
-    func partialValidators(_ key: String) -> ResourceValidators? {
+    package func partialValidators(_ key: String) -> ResourceValidators? {
         guard fileSize(partialPath(key)) > 0 else { return nil }
         return readJSONFile(partialValidatorsPath(key))
     }
 
-    func savePartialValidators(_ key: String, _ validators: ResourceValidators) throws {
+    package func savePartialValidators(_ key: String, _ validators: ResourceValidators) throws {
         try writeJSONFile(validators, to: partialValidatorsPath(key))
     }
 
-    func discardPartial(_ key: String) {
+    package func discardPartial(_ key: String) {
         unlink(partialPath(key))
         unlink(partialValidatorsPath(key))
     }
 
     /// Moves the finished partial file into place and records it.
-    func commit(_ key: String, record: CacheRecord) throws {
+    package func commit(_ key: String, record: CacheRecord) throws {
         if let old: CacheRecord = readJSONFile(recordPath(key)), old.file != record.file { unlink(path(old.file)) }
         guard rename(partialPath(key), path(record.file)) == 0 else {
             throw MediaMuxError.cache(path: path(record.file), reason: systemErrorText())
@@ -105,14 +105,14 @@ struct DownloadCache {
         unlink(partialValidatorsPath(key))
     }
 
-    func touch(_ key: String, record: CacheRecord) {
+    package func touch(_ key: String, record: CacheRecord) {
         var used = record
         used.lastUsedAt = secondsSince1970()
         try? writeJSONFile(used, to: recordPath(key))
     }
 
     /// Every complete entry, most recently used first.
-    func entries() -> [(key: String, record: CacheRecord)] {
+    package func entries() -> [(key: String, record: CacheRecord)] {
         guard let folder = opendir(directory) else { return [] }
         defer { closedir(folder) }
         var found: [(String, CacheRecord)] = []
@@ -127,7 +127,7 @@ struct DownloadCache {
 
     /// Removes least recently used entries until the cache fits `limit`,
     /// never `keeping` and never one that another task or process holds.
-    func trim(to limit: Int64, keeping: String) {
+    package func trim(to limit: Int64, keeping: String) {
         let all = entries()
         var total = all.reduce(Int64(0)) { $0 + $1.record.bytes }
         for (key, record) in all.reversed() where total > limit && key != keeping {
@@ -139,7 +139,7 @@ struct DownloadCache {
     }
 
     /// Removes every entry and partial transfer nobody is using; returns how many files went.
-    func clear() -> Int {
+    package func clear() -> Int {
         guard let folder = opendir(directory) else { return 0 }
         var names: [String] = []
         while let entry = readdir(folder) {
@@ -157,7 +157,7 @@ struct DownloadCache {
         return removed
     }
 
-    func remove(_ key: String, record: CacheRecord) {
+    package func remove(_ key: String, record: CacheRecord) {
         unlink(recordPath(key))
         unlink(path(record.file))
         discardPartial(key)
@@ -180,7 +180,7 @@ struct DownloadCache {
     }
 
     /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.
-    func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
+    package func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
         let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT, 0o644)
         guard descriptor >= 0 else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
         defer { close(descriptor) }
@@ -194,13 +194,13 @@ struct DownloadCache {
 }
 
 /// A file's modification time in nanoseconds, or nil if it cannot be read.
-func modificationTime(_ path: String) -> Int64? {
+package func modificationTime(_ path: String) -> Int64? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
     return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
 }
 
-func secondsSince1970() -> Int64 {
+package func secondsSince1970() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return Int64(now.tv_sec)
@@ -216,7 +216,7 @@ private func makeFolders(_ path: String) throws {
     }
 }
 
-func readJSONFile<T: Decodable>(_ path: String) -> T? {
+package func readJSONFile<T: Decodable>(_ path: String) -> T? {
     let descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
@@ -231,7 +231,7 @@ func readJSONFile<T: Decodable>(_ path: String) -> T? {
 }
 
 /// Writes beside the target and renames, so a reader never sees half a record.
-func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
+package func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
     let data = try JSONEncoder().encode(value)
     let temporary = path + ".tmp\(getpid())"
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
