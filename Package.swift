@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MediaMux", targets: ["MediaMux"]),
+        // Downloads alone: HTTP, resuming, the cache; no FFmpeg.
+        .library(name: "MediaMuxDownload", targets: ["MediaMuxDownload"]),
         .executable(name: "muxctl", targets: ["muxctl"]),
     ],
     dependencies: [

@@ -516,7 +516,7 @@ struct DownloadTests {
         ("/video.mp4", bytes(Fixtures.path("h264_rot90.mp4")), "video/mp4", "it has no audio stream"),
     ]
 
-    /// The download module alone, without the facade's FFmpeg probe: the
+    /// The download module's own API, without the facade's FFmpeg probe: the
     /// first bytes refuse a text page, and a WebM body, which only a demuxer
     /// could judge, is kept as it is.
     @Test func withoutAProbeTheFirstBytesDecide() async throws {
@@ -525,11 +525,10 @@ struct DownloadTests {
             server.serve("/song.webm", body: webm, contentType: "audio/webm")
             server.serve("/page.m4a", body: Self.bytes(Fixtures.path("html_page.m4a")), contentType: "audio/mp4")
             let options = Self.options(folder, useCache: false)
-            let kept = try await Downloader(url: server.url("/song.webm"), options: options, progress: nil)
-                .intoFile(folder.path("song.webm"), overwrite: false)
+            let kept = try await MediaDownloads.download(server.url("/song.webm"), to: folder.path("song.webm"), options: options)
             #expect(kept.bytes == Int64(webm.count))
             let error = await Self.failure {
-                try await Downloader(url: server.url("/page.m4a"), options: options, progress: nil).intoFile(folder.path("page.m4a"), overwrite: false)
+                try await MediaDownloads.download(server.url("/page.m4a"), to: folder.path("page.m4a"), options: options)
             }
             guard case .notAudio(_, _, let detail)? = error as? MediaMuxError else {
                 Issue.record("expected notAudio, got \(String(describing: error))")
