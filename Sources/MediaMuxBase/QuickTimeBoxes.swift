@@ -106,7 +106,7 @@ package struct MovieHeaderFacts {
     package var metadata: MovieMetadataBoxes
 
     package init(path: String) throws {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
         defer { close(descriptor) }
         try self.init(tree: MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes))
@@ -165,7 +165,7 @@ package struct MovieHeaderFacts {
 /// or its moov cannot be read.
 /// A cheap check for downloads, which then need no demuxer in memory.
 package func quickTimeHasSoundTrack(path: String) -> Bool? {
-    let descriptor = open(path, O_RDONLY)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     var head = [UInt8](repeating: 0, count: 8)

@@ -165,7 +165,7 @@ package struct DownloadCache {
 
     /// The key's lock if it is free now, else nil.
     private func tryLock(_ key: String) -> Int32? {
-        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT, 0o644)
+        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return nil }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
@@ -181,7 +181,7 @@ package struct DownloadCache {
 
     /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.
     package func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
-        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT, 0o644)
+        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
         defer { close(descriptor) }
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -217,7 +217,7 @@ private func makeFolders(_ path: String) throws {
 }
 
 package func readJSONFile<T: Decodable>(_ path: String) -> T? {
-    let descriptor = open(path, O_RDONLY)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     var bytes: [UInt8] = []
@@ -234,7 +234,7 @@ package func readJSONFile<T: Decodable>(_ path: String) -> T? {
 package func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
     let data = try JSONEncoder().encode(value)
     let temporary = path + ".tmp\(getpid())"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
     let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     close(descriptor)

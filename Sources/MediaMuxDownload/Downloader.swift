@@ -151,10 +151,10 @@ package func shareFile(_ source: String, to destination: String, overwrite: Bool
         _ = try temporary.commit(overwrite: overwrite)
         return
     }
-    let input = open(source, O_RDONLY)
+    let input = open(source, O_RDONLY | O_CLOEXEC)
     guard input >= 0 else { throw MediaMuxError.unreadable(path: source, reason: systemErrorText()) }
     defer { close(input) }
-    let output = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let output = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard output >= 0 else { throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText()) }
     // A reflink shares the blocks where the file system can (btrfs, xfs);
     // otherwise the kernel copies without a trip through user space.

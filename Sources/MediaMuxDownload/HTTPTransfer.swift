@@ -448,7 +448,7 @@ package func fileSize(_ path: String) -> Int64 {
 }
 
 package func truncate(_ path: String, to length: Int64) throws {
-    let descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
     guard descriptor >= 0, ftruncate(descriptor, off_t(length)) == 0 else {
         if descriptor >= 0 { close(descriptor) }
         throw MediaMuxError.cache(path: path, reason: systemErrorText())

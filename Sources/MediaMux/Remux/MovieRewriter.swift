@@ -45,7 +45,7 @@ struct MovieRewriter {
     /// was at the front.
     @discardableResult
     func apply(_ rewrite: MovieRewrite, moveToFront: Bool = false) throws -> Bool {
-        let descriptor = open(path, O_RDWR)
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { throw BoxFailure.malformed("cannot reopen: \(systemErrorText())") }
         defer { close(descriptor) }
         let moov = try readMovieBox(descriptor: descriptor)

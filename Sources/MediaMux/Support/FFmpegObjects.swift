@@ -69,7 +69,7 @@ final class DemuxerHandle {
     /// function, which costs more memory than the rest of opening an MP4.
     /// Anything else is probed by FFmpeg within the whitelist.
     private static func recognizedFormat(_ path: String) -> UnsafePointer<AVInputFormat>? {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var head = [UInt8](repeating: 0, count: 12)
