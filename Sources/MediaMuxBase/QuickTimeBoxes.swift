@@ -39,12 +39,12 @@ package func readMovieBox(descriptor: Int32) throws -> MovieBox {
     var info = stat()
     fstat(descriptor, &info)
     let fileSize = Int(info.st_size)
-    var header = [UInt8](repeating: 0, count: 16)
     while offset + 8 <= fileSize {
-        guard pread(descriptor, &header, 16, off_t(offset)) >= 8 else { break }
+        guard let header = readBytes(descriptor, count: 16, at: Int64(offset)), header.count >= 8 else { break }
         var size = Int(BoxBuffer.be32(header, 0))
         var headerSize = 8
         if size == 1 {
+            guard header.count == 16 else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
             size = Int(clamping: BoxBuffer.be64(header, 8))
             headerSize = 16
         } else if size == 0 {
@@ -53,8 +53,9 @@ package func readMovieBox(descriptor: Int32) throws -> MovieBox {
         guard size >= headerSize, size <= fileSize - offset else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
         if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
             guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
-            var bytes = [UInt8](repeating: 0, count: size)
-            guard pread(descriptor, &bytes, size, off_t(offset)) == size else { throw BoxFailure.malformed("short read of moov") }
+            guard let bytes = readBytes(descriptor, count: size, at: Int64(offset)), bytes.count == size else {
+                throw BoxFailure.malformed("short read of moov")
+            }
             return MovieBox(offset: offset, headerSize: headerSize, bytes: bytes, roomAfter: roomAfter(descriptor, at: offset + size, fileSize: fileSize))
         }
         offset += size
@@ -64,8 +65,7 @@ package func readMovieBox(descriptor: Int32) throws -> MovieBox {
 
 private func roomAfter(_ descriptor: Int32, at offset: Int, fileSize: Int) -> MovieBox.RoomAfter {
     if offset == fileSize { return .endOfFile }
-    var header = [UInt8](repeating: 0, count: 8)
-    guard offset + 8 <= fileSize, pread(descriptor, &header, 8, off_t(offset)) == 8 else { return .none }
+    guard offset + 8 <= fileSize, let header = readBytes(descriptor, count: 8, at: Int64(offset)), header.count == 8 else { return .none }
     let size = Int(BoxBuffer.be32(header, 0))
     guard ["free", "skip"].contains(String(decoding: header[4..<8], as: UTF8.self)), size >= 8, size <= fileSize - offset else { return .none }
     return .freeBox(bytes: size)
@@ -168,8 +168,7 @@ package func quickTimeHasSoundTrack(path: String) -> Bool? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
-    var head = [UInt8](repeating: 0, count: 8)
-    guard pread(descriptor, &head, 8, 0) == 8,
+    guard let head = readBytes(descriptor, count: 8, at: 0), head.count == 8,
           ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
     // A movie header that cannot be read is left to FFmpeg's probe, which says what is wrong.
     guard let moov = try? readMovieBox(descriptor: descriptor), let tree = try? MovieTree(moovBytes: moov.bytes) else { return nil }

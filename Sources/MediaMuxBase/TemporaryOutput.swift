@@ -71,16 +71,10 @@ extension TemporaryOutput {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText()) }
         defer { close(descriptor) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let reason = systemErrorText()
-                unlink(path)
-                throw MediaMuxError.outputNotWritable(path: finalPath, reason: reason)
-            }
-            written += count
+        guard writeFully(descriptor, bytes, at: 0) else {
+            let reason = systemErrorText()
+            unlink(path)
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: reason)
         }
     }
 }

@@ -47,13 +47,6 @@ package func firstBytes(of path: String, count: Int) throws -> [UInt8] {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw MediaMuxError.unreadable(path: path, reason: systemErrorText()) }
     defer { close(descriptor) }
-    var bytes = [UInt8](repeating: 0, count: count)
-    var filled = 0
-    while filled < count {
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(filled)) }
-        if read < 0 && errno == EINTR { continue }
-        guard read > 0 else { break }
-        filled += read
-    }
-    return Array(bytes.prefix(filled))
+    guard let bytes = readBytes(descriptor, count: count, at: 0) else { throw MediaMuxError.unreadable(path: path, reason: systemErrorText()) }
+    return bytes
 }

@@ -220,13 +220,9 @@ package func readJSONFile<T: Decodable>(_ path: String) -> T? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = read(descriptor, &chunk, chunk.count)
-        guard count > 0 else { break }
-        bytes.append(contentsOf: chunk[0..<count])
-    }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_size <= 1 << 20,
+          let bytes = readBytes(descriptor, count: Int(info.st_size), at: 0) else { return nil }
     return try? JSONDecoder().decode(T.self, from: Data(bytes))
 }
 
@@ -236,9 +232,9 @@ package func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
     let temporary = path + ".tmp\(getpid())"
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-    let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    let written = data.withUnsafeBytes { writeFully(descriptor, $0, at: 0) }
     close(descriptor)
-    guard written == data.count, rename(temporary, path) == 0 else {
+    guard written, rename(temporary, path) == 0 else {
         unlink(temporary)
         throw MediaMuxError.cache(path: path, reason: systemErrorText())
     }

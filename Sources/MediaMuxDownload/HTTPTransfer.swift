@@ -303,13 +303,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
                 guard state.descriptor >= 0, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
                 let position = state.position
                 try buffer.withUnsafeReadableBytes { bytes in
-                    var done = 0
-                    while done < bytes.count {
-                        let wrote = pwrite(state.descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
-                        if wrote < 0 && errno == EINTR { continue }
-                        guard wrote > 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-                        done += wrote
-                    }
+                    guard writeFully(state.descriptor, bytes, at: position) else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
                 }
                 state.position += Int64(buffer.readableBytes)
                 state.answer?.written = state.position

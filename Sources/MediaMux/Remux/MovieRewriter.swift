@@ -195,13 +195,13 @@ struct MovieRewriter {
         while end > insertAt {
             let start = max(insertAt, end - block)
             let count = end - start
-            guard pread(descriptor, &buffer, count, off_t(start)) == count,
-                  pwrite(descriptor, buffer, count, off_t(start + shift)) == count else {
+            let got = buffer.withUnsafeMutableBytes { readFully(descriptor, into: $0.baseAddress!, count: count, at: Int64(start)) }
+            guard got == count, buffer.withUnsafeBytes({ writeFully(descriptor, UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: Int64(start + shift)) }) else {
                 throw BoxFailure.malformed("moving the media data failed: \(systemErrorText())")
             }
             end = start
         }
-        guard pwrite(descriptor, bytes, bytes.count, off_t(insertAt)) == bytes.count else {
+        guard writeFully(descriptor, bytes, at: Int64(insertAt)) else {
             throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
         }
         guard ftruncate(descriptor, off_t(moov.offset + shift)) == 0 else {
@@ -210,8 +210,8 @@ struct MovieRewriter {
     }
 
     private static func firstBoxAfterFileType(descriptor: Int32, before limit: Int) throws -> Int {
-        var header = [UInt8](repeating: 0, count: 8)
-        guard pread(descriptor, &header, 8, 0) == 8, String(decoding: header[4..<8], as: UTF8.self) == "ftyp" else { return 0 }
+        guard let header = readBytes(descriptor, count: 8, at: 0), header.count == 8,
+              String(decoding: header[4..<8], as: UTF8.self) == "ftyp" else { return 0 }
         let size = Int(BoxBuffer.be32(header, 0))
         guard size >= 8, size <= limit else { throw BoxFailure.malformed("ftyp overruns the file") }
         return size
@@ -248,7 +248,7 @@ struct MovieRewriter {
     private func write(_ bytes: [UInt8], replacing moov: MovieBox, descriptor: Int32) throws -> Bool {
         let old = moov.bytes.count
         func put(_ data: [UInt8], at offset: Int) throws {
-            guard pwrite(descriptor, data, data.count, off_t(offset)) == data.count else {
+            guard writeFully(descriptor, data, at: Int64(offset)) else {
                 throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
             }
         }

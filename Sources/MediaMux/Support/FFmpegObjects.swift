@@ -72,8 +72,7 @@ final class DemuxerHandle {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var head = [UInt8](repeating: 0, count: 12)
-        guard pread(descriptor, &head, head.count, 0) == head.count else { return nil }
+        guard let head = readBytes(descriptor, count: 12, at: 0), head.count == 12 else { return nil }
         let boxType = String(decoding: head[4..<8], as: UTF8.self)
         if ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(boxType) {
             return av_find_input_format("mov")
