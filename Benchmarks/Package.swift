@@ -19,6 +19,13 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // Downloads through the MediaMuxDownload product only: what a
+        // program that needs no FFmpeg links (download.sh measures its memory).
+        .executableTarget(
+            name: "download-only",
+            dependencies: [.product(name: "MediaMuxDownload", package: mediaMuxIdentity)],
+            path: "Benchmarks/DownloadOnly"
+        ),
         .executableTarget(
             name: "MergeBenchmarks",
             dependencies: [

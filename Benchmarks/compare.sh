@@ -11,7 +11,8 @@
 #        --merge-only: without download.sh and preview.sh
 # Env:   RUNS=5              timed runs of each command (median is reported)
 #        MAX_RATIO=1.0       fail if median(ours) / median(ffmpeg) is above this, new or over an existing output
-#        MAX_RSS_MIB=40      fail if ours' peak RSS (10 min input) is above this
+#        MAX_RSS_SHARE=0.85  fail if ours' peak RSS (10 min input) is above this share of ffmpeg's in the same run
+#        MAX_RSS_MIB=...     or above this many MiB, when set (instead of the share)
 #        MAX_GROWTH_MIB=8    fail if ours' peak RSS grows more than this from 10 s to 10 min
 #        KEEP_OUTPUTS=1      keep the merged outputs in Benchmarks/work/
 #        (download.sh's MAX_DL_* and preview.sh's MAX_THUMB_RATIO, MAX_CLIP_RATIO limits, see there)
@@ -21,7 +22,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 MAX_RATIO="${MAX_RATIO:-1.0}"
-MAX_RSS_MIB="${MAX_RSS_MIB:-40}"
+MAX_RSS_SHARE="${MAX_RSS_SHARE:-0.85}"
 MAX_GROWTH_MIB="${MAX_GROWTH_MIB:-8}"
 MODE="${1:-}"
 case "$MODE" in "" | --inputs-only | --merge-only) ;; *) die "usage: compare.sh [--inputs-only | --merge-only]" ;; esac
@@ -110,6 +111,8 @@ W_OURS=$(med_wall ours); W_FF=$(med_wall ffmpeg); W_CP=$(med_wall cp)
 O_OURS=$(printf '%s' "${OVER[ours]}" | median); O_FF=$(printf '%s' "${OVER[ffmpeg]}" | median)
 RATIO_OVER=$(ratio "$O_OURS" "$O_FF")
 M_OURS=$(med_mib "${RSS[ours]}"); M_FF=$(med_mib "${RSS[ffmpeg]}"); M_CP=$(med_mib "${RSS[cp]}")
+# The memory limit follows the machine: a share of what ffmpeg needs here, in this run.
+MAX_RSS_MIB="${MAX_RSS_MIB:-$(awk -v f="$M_FF" -v s="$MAX_RSS_SHARE" 'BEGIN { printf "%.1f", f * s }')}"
 M_SHORT=$(med_mib "$RSS_SHORT")
 RATIO=$(ratio "$W_OURS" "$W_FF")
 GROWTH=$(minus "$M_OURS" "$M_SHORT")
@@ -126,7 +129,7 @@ echo
 echo "ratio ours/ffmpeg (wall):      $RATIO   (limit $MAX_RATIO)"
 echo "  over an existing output:     $RATIO_OVER   (limit $MAX_RATIO)"
 echo "ours peak RSS, 10 s inputs:    $M_SHORT MiB"
-echo "ours peak RSS, 10 min inputs:  $M_OURS MiB   (limit $MAX_RSS_MIB)"
+echo "ours peak RSS, 10 min inputs:  $M_OURS MiB   (limit $MAX_RSS_MIB: ${MAX_RSS_SHARE} x ffmpeg's $M_FF MiB unless MAX_RSS_MIB is set)"
 echo "growth 10 s -> 10 min:         $GROWTH MiB   (limit $MAX_GROWTH_MIB)"
 echo "output durations (s):          ours $(dur "$OUT_OURS"), ffmpeg $(dur "$OUT_FF")"
 

@@ -9,6 +9,7 @@
 #        MAX_DL_RATIO=1.25     fail if median(ours) / median(curl) is above this
 #        MAX_DL_RSS_MIB=48     fail if ours' peak RSS (10 min file) is above this
 #        MAX_DL_GROWTH_MIB=8   fail if ours' peak RSS grows more than this from 10 s to 10 min
+#        MAX_LIB_RSS_MIB=24    fail if the download module alone (download-only, no FFmpeg) peaks above this
 #        KEEP_OUTPUTS=1        keep the downloaded files and cache in Benchmarks/work/
 # The limits apply to both `--no-cache` and a download into an empty cache.
 set -euo pipefail
@@ -17,12 +18,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MAX_DL_RATIO="${MAX_DL_RATIO:-1.25}"
 MAX_DL_RSS_MIB="${MAX_DL_RSS_MIB:-48}"
 MAX_DL_GROWTH_MIB="${MAX_DL_GROWTH_MIB:-8}"
+MAX_LIB_RSS_MIB="${MAX_LIB_RSS_MIB:-24}"
 
 PATH="$PATH:/usr/sbin:/sbin" # nginx lives in /usr/sbin, often not on a user's PATH
 need_package curl curl
 need_package nginx nginx-light
 make_inputs
 build_muxctl
+build_download_only
 
 # ---------------------------------------------------------------- nginx
 # Runs as the current user from a config under work/nginx/: 127.0.0.1 only,
@@ -30,7 +33,7 @@ build_muxctl
 # folders (the packaged ones belong to root).
 NGX="$WORK/nginx"
 CACHE="$WORK/dl_cache"
-NAMES=(curl nocache cold warm)
+NAMES=(curl nocache cold warm libonly)
 cleanup() {
     stop_nginx
     rm -f "$TIMES"
@@ -114,6 +117,7 @@ argv_for() {
         curl)       CMD=(curl -sSf -o "$3" "$2") ;;
         nocache)    CMD=("$MUXCTL" download "$2" -o "$3" --no-cache --force --quiet) ;;
         cold | warm) CMD=("$MUXCTL" download "$2" -o "$3" --cache-dir "$4" --force --quiet) ;;
+        libonly)    CMD=("$DOWNLOAD_ONLY" "$2" "$3") ;;
     esac
 }
 
@@ -140,7 +144,7 @@ declare -A WALL RSS RSS_SHORT
 for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; RSS_SHORT[$name]=""; done
 
 for ((run = 1; run <= RUNS; run++)); do
-    if ((run % 2)); then order=(curl nocache cold warm); else order=(warm cold nocache curl); fi
+    if ((run % 2)); then order=(curl nocache cold warm libonly); else order=(libonly warm cold nocache curl); fi
     for name in "${order[@]}"; do
         measure "$name" "$AV_LONG"
         WALL[$name]+="$T_SECS"$'\n'
@@ -168,6 +172,7 @@ row "curl -s -o" curl
 row "muxctl download --no-cache" nocache
 row "muxctl download, empty cache" cold
 row "muxctl download, warm cache (304+copy)" warm
+row "MediaMuxDownload alone (download-only)" libonly
 declare -A R SHORT GROWTH
 for name in nocache cold; do
     R[$name]=$(ratio "${W[$name]}" "${W[curl]}")
@@ -179,6 +184,7 @@ echo "ratio ours/curl (wall):        --no-cache ${R[nocache]}, empty cache ${R[c
 echo "ours peak RSS, 10 s file:      --no-cache ${SHORT[nocache]} MiB, empty cache ${SHORT[cold]} MiB"
 echo "ours peak RSS, 10 min file:    --no-cache ${M[nocache]} MiB, empty cache ${M[cold]} MiB   (limit $MAX_DL_RSS_MIB)"
 echo "growth 10 s -> 10 min:         --no-cache ${GROWTH[nocache]} MiB, empty cache ${GROWTH[cold]} MiB   (limit $MAX_DL_GROWTH_MIB)"
+echo "download module alone, peak RSS: ${M[libonly]} MiB (limit $MAX_LIB_RSS_MIB: it maps no FFmpeg)"
 echo "downloads byte-identical to the served files (cmp after every run)"
 
 for name in nocache cold; do
@@ -187,5 +193,6 @@ for name in nocache cold; do
     check_max "${M[$name]}" "$MAX_DL_RSS_MIB" "$what peak RSS ${M[$name]} MiB > $MAX_DL_RSS_MIB MiB"
     check_max "${GROWTH[$name]}" "$MAX_DL_GROWTH_MIB" "$what peak RSS grows ${GROWTH[$name]} MiB from 10 s to 10 min (> $MAX_DL_GROWTH_MIB MiB)"
 done
+check_max "${M[libonly]}" "$MAX_LIB_RSS_MIB" "the download module alone has peak RSS ${M[libonly]} MiB > $MAX_LIB_RSS_MIB MiB"
 ((STATUS == 0)) && echo "OK"
 exit "$STATUS"

@@ -89,6 +89,17 @@ build_muxctl() {
     export MUXCTL
 }
 
+# The Benchmarks package's download-only executable: the MediaMuxDownload
+# product alone, in release.
+build_download_only() {
+    if [[ -n "${DOWNLOAD_ONLY:-}" && -x "$DOWNLOAD_ONLY" ]]; then return 0; fi
+    say "== building download-only (the MediaMuxDownload product alone, release)"
+    (cd "$ROOT/Benchmarks" && swift build -c release --product download-only >&2)
+    DOWNLOAD_ONLY="$(cd "$ROOT/Benchmarks" && swift build -c release --show-bin-path)/download-only"
+    [[ -x "$DOWNLOAD_ONLY" ]] || die "download-only not found at $DOWNLOAD_ONLY"
+    export DOWNLOAD_ONLY
+}
+
 # ---------------------------------------------------------------- timing
 # timed COMMAND...: runs COMMAND under GNU time and sets T_SECS (wall seconds,
 # %e) and T_KIB (peak RSS in KiB, %M). Dies if COMMAND fails. The command's
