@@ -122,6 +122,9 @@ package struct Downloader {
                 }
             } catch let error as MediaMuxError {
                 if case .notAudio = error { throw error }
+                // Cancelled while checking: the body stays for the next call to resume or reuse.
+                if case .cancelled = error { throw error }
+                if Task.isCancelled { throw MediaMuxError.cancelled(path: url) }
                 let detail = fileSize(path) == 0 ? "the body is empty" : "\(fileSize(path)) bytes that are not audio"
                 discard()
                 throw MediaMuxError.notAudio(url: url, contentType: contentType, detail: detail)

@@ -539,6 +539,39 @@ struct DownloadTests {
         }
     }
 
+    final class Entered: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// Cancelled while the body is checked to be audio: a cancellation, not
+    /// "not audio", and the finished body stays for the next call.
+    @Test func cancellingDuringTheAudioCheckKeepsTheBody() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.webm", body: Self.bytes(Fixtures.path("opus_5s.webm")), contentType: "audio/webm")
+            let entered = Entered()
+            // A probe that takes until the download is cancelled (10 s at most), as a slow one would.
+            let probe: AudioProbe = { _, flag in
+                entered.value.store(true, ordering: .relaxed)
+                for _ in 0..<10_000 where !flag.isRaised { usleep(1000) }
+                throw MediaMuxError.cancelled(path: "probe")
+            }
+            let destination = folder.path("song.webm")
+            let url = server.url("/song.webm")
+            let options = Self.options(folder, useCache: false)
+            let task = Task {
+                try await MediaDownloads.download(url, to: destination, overwrite: false, options: options, progress: nil, probeForAudio: probe)
+            }
+            while !entered.value.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+            task.cancel()
+            guard case .failure(let error) = await task.result, case .cancelled? = error as? MediaMuxError else {
+                Issue.record("expected cancelled, got \(await task.result)")
+                return
+            }
+            #expect(!FileManager.default.fileExists(atPath: destination))
+            #expect(FileManager.default.fileExists(atPath: folder.path(".song.webm.download")))
+        }
+    }
+
     @Test(arguments: nonAudioBodies)
     func bodyWithoutAudioIsNotAudio(_ example: (String, [UInt8], String, String)) async throws {
         let (path, body, contentType, detail) = example
