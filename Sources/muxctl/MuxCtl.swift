@@ -1,10 +1,12 @@
 import ArgumentParser
+import MediaMux
 
 @main
 struct MuxCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "muxctl",
         abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
+        version: "muxctl \(MediaMux.version) (FFmpeg \(MediaMux.ffmpegVersion))",
         subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Cache.self])
 }
 

@@ -13,6 +13,13 @@ struct ProbeTests {
         #expect(result.stdout.contains("merge") && result.stdout.contains("probe"), "\(result)")
     }
 
+    @Test("--version names muxctl's and FFmpeg's versions")
+    func version() async throws {
+        let result = try await MuxCtl.run(["--version"])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("muxctl 0.1.0-dev (FFmpeg "), "\(result)")
+    }
+
     @Test("text output lists every stream")
     func text() async throws {
         let path = "TestMedia/h264_bframes_aac.mp4"

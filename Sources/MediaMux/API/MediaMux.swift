@@ -11,6 +11,12 @@ import Darwin
 /// The entry points. All work happens off the caller's task on a thread of
 /// its own (FFmpeg's calls block), and every call is cancelled with its Task.
 public enum MediaMux {
+    /// MediaMux's version (Semantic Versioning; "-dev" until a release).
+    public static let version = "0.1.0-dev"
+
+    /// The FFmpeg libraries MediaMux runs on, as they name their build ("5.1.9-0+deb12u1" on Debian 12).
+    public static var ffmpegVersion: String { String(cString: av_version_info()) }
+
     /// What MediaMux sees in a media file.
     public static func probe(_ path: String) async throws -> MediaInfo {
         try await runFFmpeg { flag in try Prober(cancellation: flag).probe(path: path) }
