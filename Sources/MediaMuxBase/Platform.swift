@@ -82,3 +82,10 @@ extension Duration {
         return Double(whole) + Double(attoseconds) / 1e18
     }
 }
+
+/// A variable of the process environment; nil when unset or empty.
+package func environmentValue(_ name: String) -> String? {
+    guard let value = getenv(name) else { return nil }
+    let text = String(cString: value)
+    return text.isEmpty ? nil : text
+}

@@ -35,17 +35,12 @@ package struct CacheRecord: Codable, Equatable {
 package struct DownloadCache {
     package let directory: String
 
-    /// `explicit`, else `$MUXCTL_CACHE_DIR`, else `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`.
-    package static func resolveDirectory(_ explicit: String?) -> String {
-        func environment(_ name: String) -> String? {
-            guard let value = getenv(name) else { return nil }
-            let text = String(cString: value)
-            return text.isEmpty ? nil : text
-        }
+    /// `explicit`, else `$XDG_CACHE_HOME/mediamux`, else `~/.cache/mediamux`.
+    /// Front ends pass their own folder (muxctl: `~/.cache/muxctl`).
+    package static func resolveDirectory(_ explicit: String?, environment: (String) -> String? = environmentValue) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let override = environment("MUXCTL_CACHE_DIR") { return override }
-        if let xdg = environment("XDG_CACHE_HOME") { return xdg + "/muxctl" }
-        return (environment("HOME") ?? ".") + "/.cache/muxctl"
+        if let xdg = environment("XDG_CACHE_HOME") { return xdg + "/mediamux" }
+        return (environment("HOME") ?? ".") + "/.cache/mediamux"
     }
 
     package init(directory: String) throws {

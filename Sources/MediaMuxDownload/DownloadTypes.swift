@@ -1,8 +1,8 @@
 import MediaMuxBase
 /// How a download behaves. The defaults suit a soundtrack on a web server.
 public struct DownloadOptions: Sendable, Equatable {
-    /// Where cached downloads live; nil means `$MUXCTL_CACHE_DIR`, else
-    /// `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`.
+    /// Where cached downloads live; nil means `$XDG_CACHE_HOME/mediamux`,
+    /// else `~/.cache/mediamux`.
     public var cacheDirectory: String?
     /// Keep downloads in the cache and revalidate them instead of fetching again.
     public var useCache: Bool

@@ -1,9 +1,14 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import MediaMux
 
 /// Options every command that downloads shares.
 struct DownloadFlags: ParsableArguments {
-    @Option(name: .customLong("cache-dir"), help: "The download cache (default: $MUXCTL_CACHE_DIR, $XDG_CACHE_HOME/muxctl or ~/.cache/muxctl).")
+    @Option(name: .customLong("cache-dir"), help: "The download cache (default: \(cacheDefaultHelp)).")
     var cacheDirectory: String?
 
     @Flag(name: .customLong("no-cache"), help: "Download straight to the destination, without the cache.")
@@ -28,7 +33,7 @@ struct DownloadFlags: ParsableArguments {
 
     var options: DownloadOptions {
         DownloadOptions(
-            cacheDirectory: cacheDirectory, useCache: !noCache, expectedSHA256: sha256, maximumBytes: maximumMiB << 20,
+            cacheDirectory: muxctlCacheDirectory(cacheDirectory), useCache: !noCache, expectedSHA256: sha256, maximumBytes: maximumMiB << 20,
             maximumAttempts: retries + 1)
     }
 }
@@ -90,4 +95,21 @@ func describe(_ result: DownloadResult) -> String {
     if result.finalURL != result.url { lines.append("  redirected to \(result.finalURL)") }
     if let sha256 = result.sha256 { lines.append("  sha256 \(sha256)") }
     return lines.joined(separator: "\n")
+}
+
+let cacheDefaultHelp = "$MUXCTL_CACHE_DIR, $XDG_CACHE_HOME/muxctl or ~/.cache/muxctl"
+
+/// muxctl's download cache: `--cache-dir`, else `$MUXCTL_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`. (The library's own
+/// default is named after MediaMux; the tool keeps its own folder.)
+func muxctlCacheDirectory(_ flag: String?) -> String {
+    func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+    if let flag, !flag.isEmpty { return flag }
+    if let override = environment("MUXCTL_CACHE_DIR") { return override }
+    if let xdg = environment("XDG_CACHE_HOME") { return xdg + "/muxctl" }
+    return (environment("HOME") ?? ".") + "/.cache/muxctl"
 }

@@ -219,20 +219,17 @@ struct DownloadTests {
         }
     }
 
-    @Test func refusedConnectionFailsWithoutWaitingForTheConnectTimeout() async throws {
+    /// Waiting out the ten-minute connect timeout would exceed the test's limit.
+    @Test(.timeLimit(.minutes(3)))
+    func refusedConnectionFailsWithoutWaitingForTheConnectTimeout() async throws {
         let server = try await TestHTTPServer.start()
         let url = server.url("/song.m4a")
         try await server.stop()
         let folder = try TemporaryFolder()
-        let started = ContinuousClock.now
         let error = await Self.failure {
-            try await MediaMux.download(url, options: Self.options(folder, connectTimeout: .seconds(40), attempts: 1))
+            try await MediaMux.download(url, options: Self.options(folder, connectTimeout: .seconds(600), attempts: 1))
         }
         #expect(error as? MediaMuxError == .network(url: url, reason: "connection refused"))
-        // Waiting out the connect timeout would take 40 s; the margin is wide
-        // so that a loaded machine cannot fail this.
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(20), "a refused connection took \(elapsed)")
     }
 
     @Test func serverErrorsFallBackToTheCacheButNotFoundDoesNot() async throws {
@@ -280,18 +277,19 @@ struct DownloadTests {
         }
     }
 
-    @Test func stalledBodyResumesAfterTheIdleTimeout() async throws {
+    /// The server stalls for ten minutes; only the idle timeout ends the
+    /// first attempt within the test's limit (a wait for the server would
+    /// exceed it), however loaded the machine.
+    @Test(.timeLimit(.minutes(3)))
+    func stalledBodyResumesAfterTheIdleTimeout() async throws {
         // The idle timeout is 1 s rather than less: AsyncHTTPClient's read
         // timeout also runs while the consumer is slow to ask for more, and on
         // a loaded machine 300 ms of that made every resume time out too.
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
-            server.inject("/big.mp4", [.stallAfter(bytes: 500_000, seconds: 60)])
-            let started = ContinuousClock.now
+            server.inject("/big.mp4", [.stallAfter(bytes: 500_000, seconds: 600)])
             let result = try await MediaMux.download(
                 server.url("/big.mp4"), options: Self.options(folder, idleTimeout: .seconds(1), attempts: 8))
-            // The server would close after 60 s; half that is a margin no load reaches.
-            #expect(ContinuousClock.now - started < .seconds(30), "waited for the server to close instead of the idle timeout")
             #expect(result.attempts >= 2)
             #expect(result.resumedFrom > 0 && result.resumedFrom <= 500_000)
             #expect(try Self.sha256(file: result.path) == Self.bigHash)
@@ -702,12 +700,15 @@ struct DownloadTests {
 
     // MARK: Cancellation and concurrency
 
-    @Test func cancellationKeepsThePartialForTheNextCall() async throws {
+    /// The server stalls for ten minutes: a cancellation that waited for it
+    /// would exceed the test's limit.
+    @Test(.timeLimit(.minutes(3)))
+    func cancellationKeepsThePartialForTheNextCall() async throws {
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
-            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 60)])
+            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 600)])
             let url = server.url("/big.mp4")
-            let options = Self.options(folder, idleTimeout: .seconds(120))
+            let options = Self.options(folder, idleTimeout: .seconds(1200))
             let log = ProgressLog()
             let task = Task { try await MediaMux.download(url, options: options, progress: log.handler) }
             // Generous: the whole suite runs in parallel on two cores; the loop ends at the first progress.
@@ -716,10 +717,7 @@ struct DownloadTests {
             try #require(log.lastBytes > 0, "no progress before the stall")
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
-            let started = ContinuousClock.now
             let outcome = await task.result
-            // The stall lasts 60 s; a cancellation that waited for it would take that long.
-            #expect(ContinuousClock.now - started < .seconds(30), "cancellation took too long")
             switch outcome {
             case .success(let result): Issue.record("expected cancellation, got \(result)")
             case .failure(let error): #expect(error as? MediaMuxError == .cancelled(path: url), "got \(error)")
@@ -950,5 +948,16 @@ struct DownloadTests {
             #expect(removed == 4, "two data files and two records")
             try Self.expectNothingKept(folder)
         }
+    }
+}
+
+/// Where the library keeps its cache when the caller names none: under
+/// MediaMux's own name, not the command-line tool's.
+struct CacheLocationTests {
+    @Test func theLibraryCacheIsNamedAfterMediaMux() {
+        let xdg: [String: String] = ["XDG_CACHE_HOME": "/c", "HOME": "/h", "MUXCTL_CACHE_DIR": "/m"]
+        #expect(DownloadCache.resolveDirectory(nil) { xdg[$0] } == "/c/mediamux")
+        #expect(DownloadCache.resolveDirectory(nil) { ["HOME": "/h"][$0] } == "/h/.cache/mediamux")
+        #expect(DownloadCache.resolveDirectory("/given") { xdg[$0] } == "/given")
     }
 }
