@@ -152,7 +152,7 @@ private final class VideoEncoder {
 
     init(plan: ClipPlan, frameRate: AVRational?, globalHeaders: Bool) throws {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw MediaMuxError.ffmpeg(operation: "finding the libx264 encoder", path: plan.output, code: -38, message: "this FFmpeg was built without libx264")
+            throw MediaMuxError.ffmpeg(operation: "finding the libx264 encoder", path: plan.output, code: FFmpegCode.notAvailable, message: "this FFmpeg was built without libx264")
         }
         encoder = try EncoderHandle(codec: codec, path: plan.output)
         let made = encoder.context
@@ -244,7 +244,7 @@ private final class AudioTrackEncoder {
         decoded = try FrameBuffer()
 
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
-            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: plan.output, code: -38, message: "this FFmpeg has none")
+            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: plan.output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
         }
         encoder = try EncoderHandle(codec: codec, path: plan.output)
         let made = encoder.context

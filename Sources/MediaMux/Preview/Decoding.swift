@@ -7,7 +7,7 @@ final class FrameBuffer {
 
     init() throws {
         guard let frame = av_frame_alloc() else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a frame", path: "-", code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a frame", path: "-")
         }
         pointer = frame
     }
@@ -31,7 +31,7 @@ final class DecoderHandle {
             throw MediaMuxError.notMedia(path: path, detail: "no decoder for \(name) in this FFmpeg")
         }
         guard let fresh = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a decoder", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a decoder", path: path)
         }
         context = fresh
         // From here on a throw runs deinit, which frees the context.
@@ -194,7 +194,7 @@ final class VideoFrameSource {
         }
         // receive() gave back everything it held, so the decoder takes the packet.
         guard try decoder.send(packet.pointer) else {
-            throw MediaMuxError.ffmpeg(operation: "decoding", path: demuxer.path, code: CFFmpeg_AVERROR_EAGAIN(), message: "the decoder refused input while holding no frame")
+            throw MediaMuxError.ffmpeg(operation: "decoding", path: demuxer.path, code: FFmpegCode.tryAgain, message: "the decoder refused input while holding no frame")
         }
     }
 

@@ -15,7 +15,7 @@ final class EncoderHandle {
         self.path = path
         packet = try PacketBuffer()
         guard let made = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating an encoder", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating an encoder", path: path)
         }
         context = made
     }
@@ -130,7 +130,7 @@ final class Resampler {
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws {
         swr_free(&context)
         guard let made = swr_alloc() else {
-            throw MediaMuxError.ffmpeg(operation: "setting up the resampler", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("setting up the resampler", path: path)
         }
         context = made
         let template = try outputFrame(capacity: 1)
@@ -147,7 +147,7 @@ final class SampleQueue {
     init(format: AVSampleFormat, channels: Int32, path: String) throws {
         self.path = path
         guard let made = av_audio_fifo_alloc(format, channels, 4096) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating audio", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating audio", path: path)
         }
         fifo = made
     }

@@ -23,10 +23,10 @@ final class ImageEncoder {
         }
         let codecID = format == .png ? AV_CODEC_ID_PNG : AV_CODEC_ID_MJPEG
         guard let codec = avcodec_find_encoder(codecID) else {
-            throw MediaMuxError.ffmpeg(operation: "finding the \(format.rawValue) encoder", path: path, code: -38, message: "this FFmpeg has none")
+            throw MediaMuxError.ffmpeg(operation: "finding the \(format.rawValue) encoder", path: path, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
         }
         guard let allocated = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating an encoder", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating an encoder", path: path)
         }
         var context: UnsafeMutablePointer<AVCodecContext>? = allocated
         defer { avcodec_free_context(&context) }
@@ -62,7 +62,7 @@ final class ImageEncoder {
         try ffmpegCheck(avcodec_send_frame(allocated, frame.pointer), "encoding the image", path: path)
         try ffmpegCheck(avcodec_send_frame(allocated, nil), "encoding the image", path: path)
         guard let packet = av_packet_alloc() else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a packet", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a packet", path: path)
         }
         var owned: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&owned) }

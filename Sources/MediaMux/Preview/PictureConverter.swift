@@ -31,7 +31,7 @@ final class Scaler {
                 context, f.width, f.height, AVPixelFormat(rawValue: f.format), Int32(width), Int32(height), format,
                 flags, nil, nil, nil)
             guard let context else {
-                throw MediaMuxError.ffmpeg(operation: "setting up the scaler", path: path, code: -22, message: "unsupported picture format or size")
+                throw MediaMuxError.ffmpeg(operation: "setting up the scaler", path: path, code: FFmpegCode.invalid, message: "unsupported picture format or size")
             }
             let space = PreviewPlanner.colourMatrix(declared: Int32(f.colorspace.rawValue), height: Int(f.height))
             let fullRangeIn: Int32 = f.color_range == AVCOL_RANGE_JPEG ? 1 : 0
@@ -123,7 +123,7 @@ final class PictureConverter {
         // Rows aligned for swscale's vector code.
         scratchStride = (picture.scaledWidth * layout.bytesPerPixel + 63) / 64 * 64
         guard let memory = av_malloc(scratchStride * picture.scaledHeight + 64) else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a picture", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a picture", path: path)
         }
         scratch = memory.assumingMemoryBound(to: UInt8.self)
     }

@@ -18,7 +18,7 @@ final class MuxerHandle {
         // The muxer reopens the file by this URL for its faststart second pass.
         try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, "file:" + path), "creating the \(muxer) muxer", path: reportedPath)
         guard let created else {
-            throw MediaMuxError.ffmpeg(operation: "creating the \(muxer) muxer", path: reportedPath, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("creating the \(muxer) muxer", path: reportedPath)
         }
         context = created
     }
@@ -33,7 +33,7 @@ final class MuxerHandle {
         copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?, tags: TagSelection
     ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
-            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: reportedPath, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: reportedPath)
         // Let the muxer choose the sample entry unless the plan says otherwise.
@@ -49,7 +49,7 @@ final class MuxerHandle {
     /// Adds a stream for what an opened encoder produces.
     func addStream(encodedBy encoder: UnsafeMutablePointer<AVCodecContext>) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
-            throw MediaMuxError.ffmpeg(operation: "adding a stream", path: reportedPath, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying codec parameters", path: reportedPath)
         stream.pointee.time_base = encoder.pointee.time_base

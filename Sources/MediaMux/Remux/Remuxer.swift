@@ -187,7 +187,7 @@ final class Remuxer {
                 warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
             }
         } catch {
-            throw MediaMuxError.ffmpeg(operation: "rewriting the movie header", path: plan.outputPath, code: -1, message: "\(error)")
+            throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(error))")
         }
     }
 

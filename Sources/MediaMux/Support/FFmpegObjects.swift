@@ -25,7 +25,7 @@ final class DemuxerHandle {
         self.path = path
         self.cancellation = cancellation
         guard let fresh = avformat_alloc_context() else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a demuxer", path: path, code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a demuxer", path: path)
         }
         fresh.pointee.interrupt_callback = AVIOInterruptCB(
             callback: { opaque in
@@ -191,7 +191,7 @@ final class PacketBuffer {
 
     init() throws {
         guard let packet = av_packet_alloc() else {
-            throw MediaMuxError.ffmpeg(operation: "allocating a packet", path: "-", code: -12, message: "out of memory")
+            throw MediaMuxError.outOfMemory("allocating a packet", path: "-")
         }
         pointer = packet
     }

@@ -2,6 +2,11 @@ import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegLog
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// FFmpeg's text for an error code (what `av_err2str` gives in C).
 func ffmpegErrorText(_ code: Int32) -> String {
@@ -20,6 +25,26 @@ func ffmpegCheck(_ code: Int32, _ operation: @autoclosure () -> String, path: St
 }
 
 let noTimestamp: Int64 = CFFmpeg_AV_NOPTS_VALUE()
+
+/// The FFmpeg error codes MediaMux raises itself, named once. FFmpeg's
+/// AVERROR(e) is -e for errno values on POSIX systems.
+enum FFmpegCode {
+    /// An allocation failed.
+    static let outOfMemory = -ENOMEM
+    /// This FFmpeg build lacks a component (an encoder).
+    static let notAvailable = -ENOSYS
+    /// FFmpeg refused the arguments (a picture format or size).
+    static let invalid = -EINVAL
+    /// A codec asked to be called again.
+    static let tryAgain = CFFmpeg_AVERROR_EAGAIN()
+}
+
+extension MediaMuxError {
+    /// FFmpeg could not allocate what `operation` needed.
+    static func outOfMemory(_ operation: String, path: String) -> MediaMuxError {
+        .ffmpeg(operation: operation, path: path, code: FFmpegCode.outOfMemory, message: "out of memory")
+    }
+}
 
 /// FFmpeg's own error lines ("moov atom not found"), kept per logging object
 /// so that an error can say what FFmpeg saw in that file. Bounded: lines from
