@@ -192,7 +192,11 @@ package struct DownloadCache {
 package func modificationTime(_ path: String) -> Int64? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
+    #if os(Linux)
     return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    #else
+    return Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+    #endif
 }
 
 package func secondsSince1970() -> Int64 {

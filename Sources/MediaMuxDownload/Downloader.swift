@@ -159,24 +159,40 @@ package func shareFile(_ source: String, to destination: String, overwrite: Bool
     defer { close(input) }
     let output = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard output >= 0 else { throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText()) }
-    // A reflink shares the blocks where the file system can (btrfs, xfs);
-    // otherwise the kernel copies without a trip through user space.
-    if ioctl(output, fileCloneRequest, input) != 0 {
-        while true {
-            let copied = sendfile(output, input, nil, 1 << 30)
-            if copied == 0 { break }
-            guard copied > 0 else {
-                close(output)
-                throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText())
-            }
-        }
+    guard copyContents(from: input, to: output) else {
+        let reason = systemErrorText()
+        close(output)
+        throw MediaMuxError.outputNotWritable(path: destination, reason: reason)
     }
     close(output)
     _ = try temporary.commit(overwrite: overwrite)
 }
 
-/// FICLONE from linux/fs.h: _IOW(0x94, 9, int).
-private let fileCloneRequest: UInt = 0x4004_9409
+/// Copies a whole file between two descriptors. On Linux a reflink shares
+/// the blocks where the file system can (btrfs, xfs), else the kernel copies
+/// without a trip through user space (sendfile); elsewhere, through a buffer.
+private func copyContents(from input: Int32, to output: Int32) -> Bool {
+    #if os(Linux)
+    // FICLONE from linux/fs.h: _IOW(0x94, 9, int).
+    let fileCloneRequest: UInt = 0x4004_9409
+    if ioctl(output, fileCloneRequest, input) == 0 { return true }
+    while true {
+        let copied = sendfile(output, input, nil, 1 << 30)
+        if copied == 0 { return true }
+        if copied < 0 && errno != EINTR { return false }
+    }
+    #else
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset: Int64 = 0
+    while true {
+        let got = buffer.withUnsafeMutableBytes { readFully(input, into: $0.baseAddress!, count: $0.count, at: offset) }
+        guard got >= 0 else { return false }
+        if got == 0 { return true }
+        guard buffer.withUnsafeBytes({ writeFully(output, UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: offset) }) else { return false }
+        offset += Int64(got)
+    }
+    #endif
+}
 
 package func formatDate(_ seconds: Int64) -> String {
     var time = time_t(seconds)

@@ -961,3 +961,28 @@ struct CacheLocationTests {
         #expect(DownloadCache.resolveDirectory("/given") { xdg[$0] } == "/given")
     }
 }
+
+/// A cached download given a name on another file system, where no hard
+/// link reaches: the file is copied whole (tmpfs under /dev/shm).
+struct CrossDeviceShareTests {
+    @Test func aCopyWhereNoLinkReaches() async throws {
+        let shared = "/dev/shm"
+        var info = stat()
+        let folder = try TemporaryFolder()
+        var folderInfo = stat()
+        try #require(stat(shared, &info) == 0 && stat(folder.path(""), &folderInfo) == 0)
+        try #require(info.st_dev != folderInfo.st_dev, "/dev/shm is on the test folder's file system")
+        try await DownloadTests.withServer { server, folder in
+            server.serve("/big.mp4", body: DownloadTests.big, contentType: "video/mp4")
+            let destination = shared + "/mediamux-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4"
+            defer { unlink(destination) }
+            let result = try await MediaMux.download(server.url("/big.mp4"), to: destination, options: DownloadTests.options(folder))
+            #expect(result.path == destination)
+            #expect(try DownloadTests.sha256(file: destination) == DownloadTests.bigHash)
+            // Two files, not two names of one.
+            var copy = stat()
+            try #require(stat(destination, &copy) == 0)
+            #expect(copy.st_nlink == 1)
+        }
+    }
+}
