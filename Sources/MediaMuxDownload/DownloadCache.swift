@@ -176,14 +176,37 @@ package struct DownloadCache {
 
     /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.
     package func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
-        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
-        defer { close(descriptor) }
+        try await withFileLock(path(key + ".lock"), removingAfter: false, failure: { MediaMuxError.cache(path: directory, reason: $0) }, body)
+    }
+}
+
+/// Holds an exclusive flock on `lockPath` (made if missing) while `body`
+/// runs, waiting in 50 ms steps for other tasks and processes. With
+/// `removingAfter`, the holder removes the file when done; a waiter that then
+/// holds the lock of a removed file notices (the name no longer leads to it)
+/// and locks the new one, so two holders never overlap.
+package func withFileLock<T>(
+    _ lockPath: String, removingAfter: Bool, failure: (String) -> MediaMuxError, _ body: () async throws -> T
+) async throws -> T {
+    while true {
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure(systemErrorText()) }
+        var locked = false
+        defer {
+            if locked { flock(descriptor, LOCK_UN) }
+            close(descriptor)
+        }
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw MediaMuxError.cache(path: directory, reason: systemErrorText()) }
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure(systemErrorText()) }
             try await Task.sleep(for: .milliseconds(50))
         }
-        defer { flock(descriptor, LOCK_UN) }
+        locked = true
+        var held = stat()
+        var named = stat()
+        guard fstat(descriptor, &held) == 0, stat(lockPath, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev else {
+            continue
+        }
+        defer { if removingAfter { unlink(lockPath) } }
         return try await body()
     }
 }

@@ -56,29 +56,36 @@ package struct Downloader {
         }
     }
 
+    /// Into `destination` without the cache, through a hidden partial file
+    /// beside it. A lock beside it too makes tasks and processes downloading
+    /// to one destination take turns instead of writing one partial file.
     package func intoFile(_ destination: String, overwrite: Bool) async throws -> DownloadResult {
         let started = clock.now
         let partial = folderPart(of: destination) + "/." + namePart(of: destination) + ".download"
         let validatorsPath = partial + ".json"
-        let transfer = HTTPTransfer(url: url, partialPath: partial, options: options, progress: progress)
-        let known: ResourceValidators? = fileSize(partial) > 0 ? readJSONFile(validatorsPath) : nil
-        let outcome: TransferOutcome
-        do {
-            outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
-        } catch {
-            if !options.keepsPartialForResume || TransferPolicy.spoilsPartial(error) {
-                unlink(partial)
-                unlink(validatorsPath)
+        return try await withFileLock(
+            partial + ".lock", removingAfter: true, failure: { MediaMuxError.outputNotWritable(path: destination, reason: $0) }
+        ) {
+            let transfer = HTTPTransfer(url: url, partialPath: partial, options: options, progress: progress)
+            let known: ResourceValidators? = fileSize(partial) > 0 ? readJSONFile(validatorsPath) : nil
+            let outcome: TransferOutcome
+            do {
+                outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
+            } catch {
+                if !options.keepsPartialForResume || TransferPolicy.spoilsPartial(error) {
+                    unlink(partial)
+                    unlink(validatorsPath)
+                }
+                throw error
             }
-            throw error
+            let sha256 = try await verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
+            _ = try TemporaryOutput(finalPath: destination, existing: partial).commit(overwrite: overwrite)
+            unlink(validatorsPath)
+            return DownloadResult(
+                path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
+                source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
+                elapsedSeconds: (clock.now - started).seconds, warnings: [])
         }
-        let sha256 = try await verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
-        _ = try TemporaryOutput(finalPath: destination, existing: partial).commit(overwrite: overwrite)
-        unlink(validatorsPath)
-        return DownloadResult(
-            path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
-            source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
-            elapsedSeconds: (clock.now - started).seconds, warnings: [])
     }
 
     private func commit(_ outcome: TransferOutcome, into cache: DownloadCache, key: String, started: ContinuousClock.Instant) async throws -> DownloadResult {

@@ -537,6 +537,35 @@ struct DownloadTests {
         }
     }
 
+    /// Two downloads to one destination without the cache take turns: the
+    /// second waits for the first's lock (sending no request meanwhile), and
+    /// when the first is cancelled it resumes from the partial file left.
+    @Test(.timeLimit(.minutes(3)))
+    func downloadsToOneFileTakeTurns() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 600)])
+            let url = server.url("/big.mp4")
+            let destination = folder.path("big.mp4")
+            let options = Self.options(folder, useCache: false, idleTimeout: .seconds(1200))
+            let log = ProgressLog()
+            let first = Task { try await MediaMux.download(url, to: destination, overwrite: true, options: options, progress: log.handler) }
+            while log.lastBytes == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let second = Task { try await MediaMux.download(url, to: destination, overwrite: true, options: options) }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(server.requests("/big.mp4").count == 1, "the second download did not wait")
+            first.cancel()
+            _ = await first.result
+            let result = try await second.value
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("Range") == "bytes=\(result.resumedFrom)-" && result.resumedFrom > 0)
+            // Nothing is left beside the file: no partial, no lock.
+            #expect(folder.contents.filter { $0.hasPrefix(".") }.isEmpty, "\(folder.contents)")
+        }
+    }
+
     final class Entered: Sendable {
         let value = Atomic<Bool>(false)
     }
