@@ -60,6 +60,7 @@ let package = Package(
             name: "muxctl",
             dependencies: [
                 "MediaMux",
+                "MediaMuxBase",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -157,6 +157,9 @@ package struct BoxNode: Sendable, Equatable {
 /// A movie header (`moov`) as a tree: the containers of tracks, sample
 /// tables and metadata opened, sample entries opened by their track's handler.
 package struct MovieTree: Sendable, Equatable {
+    /// The box types a QuickTime-family file (MP4, M4A, MOV) starts with.
+    package static let leadingBoxTypes: Set<String> = ["ftyp", "moov", "mdat", "free", "wide", "skip"]
+
     package var root: BoxNode
 
     package init(moovBytes: [UInt8]) throws {

@@ -169,7 +169,7 @@ package func quickTimeHasSoundTrack(path: String) -> Bool? {
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     guard let head = readBytes(descriptor, count: 8, at: 0), head.count == 8,
-          ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
+          MovieTree.leadingBoxTypes.contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
     // A movie header that cannot be read is left to FFmpeg's probe, which says what is wrong.
     guard let moov = try? readMovieBox(descriptor: descriptor), let tree = try? MovieTree(moovBytes: moov.bytes) else { return nil }
     return tree.tracks.contains { MovieTree.handler(of: $0) == "soun" }

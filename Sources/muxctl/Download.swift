@@ -1,10 +1,6 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import MediaMux
+import MediaMuxBase
 
 /// Options every command that downloads shares.
 struct DownloadFlags: ParsableArguments {
@@ -103,13 +99,8 @@ let cacheDefaultHelp = "$MUXCTL_CACHE_DIR, $XDG_CACHE_HOME/muxctl or ~/.cache/mu
 /// `$XDG_CACHE_HOME/muxctl`, else `~/.cache/muxctl`. (The library's own
 /// default is named after MediaMux; the tool keeps its own folder.)
 func muxctlCacheDirectory(_ flag: String?) -> String {
-    func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
-        return text.isEmpty ? nil : text
-    }
     if let flag, !flag.isEmpty { return flag }
-    if let override = environment("MUXCTL_CACHE_DIR") { return override }
-    if let xdg = environment("XDG_CACHE_HOME") { return xdg + "/muxctl" }
-    return (environment("HOME") ?? ".") + "/.cache/muxctl"
+    if let override = environmentValue("MUXCTL_CACHE_DIR") { return override }
+    if let xdg = environmentValue("XDG_CACHE_HOME") { return xdg + "/muxctl" }
+    return (environmentValue("HOME") ?? ".") + "/.cache/muxctl"
 }

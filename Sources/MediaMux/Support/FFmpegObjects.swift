@@ -74,7 +74,7 @@ final class DemuxerHandle {
         defer { close(descriptor) }
         guard let head = readBytes(descriptor, count: 12, at: 0), head.count == 12 else { return nil }
         let boxType = String(decoding: head[4..<8], as: UTF8.self)
-        if ["ftyp", "moov", "mdat", "free", "wide", "skip"].contains(boxType) {
+        if MovieTree.leadingBoxTypes.contains(boxType) {
             return av_find_input_format("mov")
         }
         if head[0..<4] == [0x1A, 0x45, 0xDF, 0xA3] {
