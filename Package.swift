@@ -5,7 +5,12 @@ let package = Package(
     name: "MediaMux",
     platforms: [.macOS(.v15)],
     products: [
+        // Everything, composed: merge with thumbnails, merge from a URL, downloads FFmpeg checks.
         .library(name: "MediaMux", targets: ["MediaMux"]),
+        // Probe, plan and merge by stream copy: libavformat and libavcodec, no network, no decoding.
+        .library(name: "MediaMuxCore", targets: ["MediaMuxCore"]),
+        // Frames, images, contact sheets, preview clips: adds libswscale and libswresample.
+        .library(name: "MediaMuxPreview", targets: ["MediaMuxPreview"]),
         // Downloads alone: HTTP, resuming, the cache; no FFmpeg.
         .library(name: "MediaMuxDownload", targets: ["MediaMuxDownload"]),
         .executable(name: "muxctl", targets: ["muxctl"]),
@@ -46,21 +51,20 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .target(
-            name: "MediaMux",
-            dependencies: [
-                "MediaMuxBase",
-                "MediaMuxDownload",
-                "CFFmpeg",
-                "CFFmpegScale",
-                "CFFmpegLog",
-            ]
-        ),
+        // Probe, pure planning, remux; a packet-observer hook for what others make in the same pass.
+        .target(name: "MediaMuxCore", dependencies: ["MediaMuxBase", "CFFmpeg", "CFFmpegLog"]),
+        // Decoding, scaling, images, contact sheets, preview clips, merge thumbnails (through the observer).
+        .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg", "CFFmpegScale"]),
+        // The facade that composes the others.
+        .target(name: "MediaMux", dependencies: ["MediaMuxBase", "MediaMuxCore", "MediaMuxPreview", "MediaMuxDownload"]),
         .executableTarget(
             name: "muxctl",
             dependencies: [
                 "MediaMux",
                 "MediaMuxBase",
+                "MediaMuxCore",
+                "MediaMuxPreview",
+                "MediaMuxDownload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -69,6 +73,8 @@ let package = Package(
             dependencies: [
                 "MediaMux",
                 "MediaMuxBase",
+                "MediaMuxCore",
+                "MediaMuxPreview",
                 "MediaMuxDownload",
                 // The tests decode what they read themselves (TrackDecoder).
                 "CFFmpeg",

@@ -15,7 +15,7 @@ package final class TemporaryOutput {
     package init(finalPath: String) {
         self.finalPath = finalPath
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".muxctl-" + token + ".partial"
+        path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".mediamux-" + token + ".partial"
     }
 
     /// Adopts a file already written elsewhere beside the output (a resumable download).

@@ -92,7 +92,7 @@ public enum MediaDownloads {
     }
 
     /// Is this something `download` takes? (For front ends deciding between a path and a URL.)
-    public static func isDownloadURL(_ text: String) -> Bool {
+    package static func isDownloadURL(_ text: String) -> Bool {
         let lower = text.lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }

@@ -51,15 +51,15 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            FFmpegLibraries.setLogging(verbose: common.verbose)
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let options = download.options
             let result = try await runReportingErrors { [url, output, force] in
                 let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: describe($0)) }
                 if let output {
-                    return try await MediaMux.download(url, to: output, overwrite: force, options: options, progress: report)
+                    return try await engine.download(url, to: output, overwrite: force, options: options, progress: report)
                 }
-                return try await MediaMux.download(url, options: options, progress: report)
+                return try await engine.download(url, options: options, progress: report)
             }
             bar?.clear()
             if !common.quiet { result.warnings.forEach { writeToStandardError("warning: \($0)\n") } }
@@ -87,7 +87,7 @@ func describe(_ result: DownloadResult) -> String {
     case .revalidatedCache: source = "from the cache (unchanged on the server)"
     case .offlineCache: source = "from the cache (server unreachable)"
     }
-    var lines = ["\(result.path)", "  \(formatBytes(Int(result.bytes))), \(source) in \(MediaMux.decimal(result.elapsedSeconds, places: 2)) s"]
+    var lines = ["\(result.path)", "  \(formatBytes(Int(result.bytes))), \(source) in \(fixedPoint(result.elapsedSeconds, decimals: 2)) s"]
     if result.finalURL != result.url { lines.append("  redirected to \(result.finalURL)") }
     if let sha256 = result.sha256 { lines.append("  sha256 \(sha256)") }
     return lines.joined(separator: "\n")

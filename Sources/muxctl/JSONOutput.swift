@@ -57,13 +57,13 @@ struct MergeSummary: Encodable {
         video = track(report.video)
         audio = track(report.audio)
         rotation = report.rotation.degrees
-        rotationReason = report.rotation.reason
+        rotationReason = describeRotationReason(report.rotation)
         trim = report.endReason.rawValue
         fileBytes = report.fileBytes
         elapsedSeconds = report.elapsedSeconds
         if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
         keptMetadata = report.keptMetadata
-        notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: $0.reason) }
+        notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: describeLeftOutReason($0)) }
     }
 }
 

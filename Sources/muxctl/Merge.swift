@@ -1,5 +1,8 @@
 import ArgumentParser
 import MediaMux
+import MediaMuxCore
+import MediaMuxDownload
+import MediaMuxPreview
 import Synchronization
 
 extension Orientation: ExpressibleByArgument {}
@@ -65,11 +68,11 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            FFmpegLibraries.setLogging(verbose: common.verbose)
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
-                rotation: rotate, overwrite: force, faststart: !noFaststart,
-                thumbnails: ThumbnailOptions(size: previewSize, every: previewEvery), keepsMetadata: !noMetadata)
+                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata)
+            let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery)
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
             if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }
@@ -82,27 +85,27 @@ extension MuxCtl {
                 var fetched: DownloadResult?
                 var scratch: String?
                 defer { if let scratch { _ = unlinkFile(scratch) } }
-                if MediaMux.isDownloadURL(audio) {
+                if MediaDownloads.isDownloadURL(audio) {
                     let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) }
                     let result: DownloadResult
                     if downloadOptions.useCache {
-                        result = try await MediaMux.download(audio, options: downloadOptions, progress: report)
+                        result = try await engine.download(audio, options: downloadOptions, progress: report)
                     } else {
                         // The audio is only for this merge: nothing of it stays, finished or not.
                         let path = hiddenSibling(of: output, suffix: ".audio")
                         scratch = path
                         var once = downloadOptions
                         once.keepsPartialForResume = false
-                        result = try await MediaMux.download(audio, to: path, overwrite: true, options: once, progress: report)
+                        result = try await engine.download(audio, to: path, overwrite: true, options: once, progress: report)
                     }
                     audioPath = result.path
                     fetched = result
                 }
                 do {
-                    let merged = try await MediaMux.merge(
-                        video: video, audio: audioPath, output: output, options: options,
+                    let merged = try await engine.merge(
+                        video: video, audio: audioPath, output: output, options: options, thumbnails: thumbnailOptions,
                         progress: { progress in
-                            bar?.update(fraction: progress.fraction, detail: "merging \(MediaMux.decimal(progress.mediaSeconds, places: 1)) / \(MediaMux.decimal(progress.totalSeconds, places: 1)) s")
+                            bar?.update(fraction: progress.fraction, detail: "merging \(fixedPoint(progress.mediaSeconds, decimals: 1)) / \(fixedPoint(progress.totalSeconds, decimals: 1)) s")
                         },
                         preview: previewHandler)
                     return (merged, fetched)
@@ -142,10 +145,10 @@ func describe(_ report: MergeReport) -> String {
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",
         track("video", report.video),
         track("audio", report.audio),
-        "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(report.rotation.reason))",
+        "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(describeRotationReason(report.rotation)))",
         "  metadata: " + (report.keptMetadata.isEmpty ? "none kept" : "kept " + report.keptMetadata.joined(separator: ", ")),
-    ] + report.leftOut.map { "  not copied: \($0.what), stream \($0.streamIndex) of \($0.path): \($0.reason)" } + [
-        "  done in \(MediaMux.decimal(report.elapsedSeconds, places: 2)) s",
+    ] + report.leftOut.map { "  not copied: \($0.what), stream \($0.streamIndex) of \($0.path): \(describeLeftOutReason($0))" } + [
+        "  done in \(fixedPoint(report.elapsedSeconds, decimals: 2)) s",
     ]).joined(separator: "\n")
 }
 
@@ -157,7 +160,7 @@ func formatBytes(_ bytes: Int) -> String {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(bytes) bytes" : "\(MediaMux.decimal(value, places: 1)) \(units[unit])"
+    return unit == 0 ? "\(bytes) bytes" : "\(fixedPoint(value, decimals: 1)) \(units[unit])"
 }
 
 /// A hidden file beside `path` for intermediate data, removed afterwards.
@@ -191,7 +194,7 @@ final class ThumbnailWriter: Sendable {
 
     func prepare() throws {
         let existed = isFolder(folder)
-        try MediaMux.makeImageFolder(folder)
+        try prepareFolder(folder)
         state.withLock { $0.madeFolder = !existed }
         if !overwrite, let taken = listFolder(folder).first(where: { $0.hasPrefix("frame-") && $0.hasSuffix(".png") }) {
             throw MediaMuxError.outputExists(path: folder + "/" + taken)
@@ -201,9 +204,9 @@ final class ThumbnailWriter: Sendable {
     func write(_ frame: PreviewFrame) {
         let number = state.withLock { $0.failure == nil ? $0.written.count + 1 : nil }
         guard let number else { return }
-        let path = folder + "/" + MediaMux.frameFileName(number: number, of: 9999, time: frame.time, format: .png)
+        let path = folder + "/" + frameFileName(number: number, of: 9999, time: frame.time, format: .png)
         do {
-            let image = try MediaMux.writeImage(frame, to: path, format: .png, overwrite: overwrite)
+            let image = try engine.writeImage(frame, to: path, format: .png, overwrite: overwrite)
             state.withLock { $0.written.append(image) }
         } catch {
             let message = (error as? MediaMuxError)?.description ?? "\(path): \(error)"

@@ -6,7 +6,7 @@ struct MuxCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "muxctl",
         abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
-        version: "muxctl \(MediaMux.version) (FFmpeg \(MediaMux.ffmpegVersion))",
+        version: "muxctl \(MuxEngine.version) (FFmpeg \(FFmpegLibraries.version))",
         subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Cache.self])
 }
 
@@ -21,3 +21,6 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Let FFmpeg print its own messages to stderr.")
     var verbose = false
 }
+
+/// The one engine every subcommand calls.
+let engine = MuxEngine()

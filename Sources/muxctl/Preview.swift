@@ -73,7 +73,7 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            MediaMux.setFFmpegLogging(verbose: common.verbose)
+            FFmpegLibraries.setLogging(verbose: common.verbose)
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
                 bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total > 0 ? "/\(progress.total)" : ""))
@@ -82,13 +82,13 @@ extension MuxCtl {
             if let clip {
                 let options = PreviewClipOptions(start: start ?? 0, seconds: seconds ?? 5, height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
-                    try await MediaMux.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
+                    try await engine.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
                 }
                 summary = PreviewSummary(clip: report)
             } else if let sheet {
                 let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size ?? 320)
                 let image = try await runReportingErrors { [input, force] in
-                    try await MediaMux.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
+                    try await engine.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
                 }
                 summary = PreviewSummary(images: [image], kind: "sheet")
             } else {
@@ -103,7 +103,7 @@ extension MuxCtl {
                 let options = FrameOptions(selection: selection, size: size ?? 320)
                 let format = self.format ?? .png
                 let images = try await runReportingErrors { [input, out, force] in
-                    try await MediaMux.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
+                    try await engine.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
                 }
                 summary = PreviewSummary(images: images, kind: "frames")
             }
@@ -156,12 +156,12 @@ struct PreviewSummary: Encodable {
 
     var text: String {
         if let clip {
-            return "wrote \(clip.path): \(clip.width)x\(clip.height), \(MediaMux.decimal(clip.duration, places: 3)) s from "
-                + "\(MediaMux.decimal(clip.start, places: 3)) s, \(clip.videoFrames) frames, "
+            return "wrote \(clip.path): \(clip.width)x\(clip.height), \(fixedPoint(clip.duration, decimals: 3)) s from "
+                + "\(fixedPoint(clip.start, decimals: 3)) s, \(clip.videoFrames) frames, "
                 + (clip.hasAudio ? "with audio" : "no audio") + ", \(formatBytes(clip.bytes))"
         }
         return (images ?? []).map { image in
-            let time = image.time.map { " at \(MediaMux.decimal($0, places: 3)) s" } ?? ""
+            let time = image.time.map { " at \(fixedPoint($0, decimals: 3)) s" } ?? ""
             return "wrote \(image.path): \(image.width)x\(image.height)\(time), \(formatBytes(image.bytes))"
         }.joined(separator: "\n")
     }

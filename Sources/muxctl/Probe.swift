@@ -9,8 +9,8 @@ extension MuxCtl {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            MediaMux.setFFmpegLogging(verbose: common.verbose)
-            let info = try await runReportingErrors { try await MediaMux.probe(file) }
+            FFmpegLibraries.setLogging(verbose: common.verbose)
+            let info = try await runReportingErrors { try await engine.probe(file) }
             if common.json {
                 printJSON(ProbeSummary(info))
             } else if !common.quiet {
@@ -31,7 +31,7 @@ func describe(_ info: MediaInfo) -> String {
             }
             parts.append(size)
         }
-        if let rate = stream.frameRate { parts.append("\(MediaMux.decimal(rate, places: rate.rounded() == rate ? 0 : 3)) fps") }
+        if let rate = stream.frameRate { parts.append("\(fixedPoint(rate, decimals: rate.rounded() == rate ? 0 : 3)) fps") }
         if let rate = stream.sampleRate { parts.append("\(rate) Hz") }
         if let channels = stream.channels { parts.append("\(channels) ch") }
         if let start = stream.start, let end = stream.end {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// What a browser shows first: Chromium's first picture of each output is
 /// its first picture of the source. Chromium plays H.264, not HEVC here.
@@ -65,7 +67,7 @@ struct BrowserFirstFrameTests {
         for (source, output) in pairs {
             let copy = "source-" + (source as NSString).lastPathComponent
             try FileManager.default.copyItem(atPath: Fixtures.path(source), toPath: folder.path(copy))
-            _ = try await MediaMux.merge(
+            _ = try await MuxEngine().merge(
                 video: Fixtures.path(source), audio: Fixtures.path("aac_7s.m4a"), output: folder.path(output),
                 options: MergeOptions(orientation: .keep))
             files += [copy, output]

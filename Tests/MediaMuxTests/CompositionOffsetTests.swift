@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// Video whose samples are presented before they are decoded (negative
 /// composition offsets) is copied with every sample's bytes and moment kept.
@@ -35,7 +37,7 @@ struct CompositionOffsetTests {
     func everySampleKeepsItsBytesAndMoment(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        _ = try await MediaMux.merge(
+        _ = try await MuxEngine().merge(
             video: Fixtures.path(example.video), audio: Fixtures.path("aac_7s.m4a"), output: output,
             options: MergeOptions(orientation: .keep))
 
@@ -70,7 +72,7 @@ struct CompositionOffsetTests {
         // Before the fix, the muxer refused this file's fourth packet with EINVAL.
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_negative_cts_tail.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: output)
         #expect(report.video.packets == 5)
         #expect(abs(report.duration.seconds - 0.2) < 0.0005)

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// The output shows the source's pictures: the first frames of both, from
 /// where their edit lists start presenting, decoded in display order without
@@ -45,7 +47,7 @@ struct DecodedFrameTests {
     func theOutputShowsTheSourcesFirstFrames(_ video: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        _ = try await MediaMux.merge(
+        _ = try await MuxEngine().merge(
             video: Fixtures.path(video), audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
         let sourceFile = try MP4File(path: Fixtures.path(video))
         let copyFile = try MP4File(path: output)

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// Every file MediaMux (and FFmpeg for it) holds open is close-on-exec, so
 /// a server that starts processes while a merge or a download runs does not
@@ -34,7 +36,7 @@ struct DescriptorTests {
         }
         let seen = Seen()
         let root = folder.path("")
-        _ = try await MediaMux.merge(
+        _ = try await MuxEngine().merge(
             video: folder.path("h264_26s_2fps.mp4"), audio: folder.path("aac_7s.m4a"), output: folder.path("out.mp4")
         ) { _ in seen.record(root) }
         // The inputs (FFmpeg's) and the temporary output (ours) were open.
@@ -47,7 +49,7 @@ struct DescriptorTests {
             server.serve("/big.mp4", body: DownloadTests.big, contentType: "video/mp4")
             let seen = Seen()
             let root = folder.path("")
-            _ = try await MediaMux.download(server.url("/big.mp4"), options: DownloadTests.options(folder)) { _ in seen.record(root) }
+            _ = try await MuxEngine().download(server.url("/big.mp4"), options: DownloadTests.options(folder)) { _ in seen.record(root) }
             // The partial body and the cache's lock were open.
             #expect(seen.all.count >= 2, "\(seen.all)")
             #expect(seen.all.values.allSatisfy { $0 }, "\(seen.all)")

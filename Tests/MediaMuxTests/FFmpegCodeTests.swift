@@ -1,5 +1,7 @@
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// The codes MediaMux raises for FFmpeg are the ones FFmpeg means by their names.
 struct FFmpegCodeTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// MP3 and Opus soundtracks start and end where their decoded samples do:
 /// the encoder delay (LAME header, Opus pre-skip) becomes the edit list's
@@ -35,7 +37,7 @@ struct GaplessTests {
     func theSoundtrackEndsWithItsDecodedSamples(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        let report = try await MediaMux.merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: Fixtures.path(example.audio), output: output)
+        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: Fixtures.path(example.audio), output: output)
         let expected = Double(example.decodedSamples) / Double(example.sampleRate)
         #expect(report.endReason == .audioEndsFirst)
 
@@ -58,7 +60,7 @@ struct GaplessTests {
 
     @Test(arguments: cases)
     func theProbeGivesTheDecodedLength(_ example: Case) async throws {
-        let info = try await MediaMux.probe(Fixtures.path(example.audio))
+        let info = try await MuxEngine().probe(Fixtures.path(example.audio))
         let audio = try #require(info.audioStreams.first)
         #expect(audio.start == .zero())
         let seconds = try #require(audio.end).seconds

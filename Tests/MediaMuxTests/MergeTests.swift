@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// End-to-end merges over TestMedia, checked with the tests' own MP4 reader
 /// (never with libavformat): durations and edits in the written boxes, the
@@ -57,7 +59,7 @@ struct MergeTests {
     func mergeIsExact(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Fixtures.path(example.video), audio: Fixtures.path(example.audio), output: output,
             options: MergeOptions(orientation: example.orientation))
         #expect(folder.contents == ["out.mp4"], "no temporary file is left behind")
@@ -158,7 +160,7 @@ struct MergeTests {
         // Audio 44 ms late (empty edit of 1320/30000 s) keeps its delay.
         let late = folder.path("late.mp4")
         let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
-        _ = try await MediaMux.merge(video: movie, audio: movie, output: late)
+        _ = try await MuxEngine().merge(video: movie, audio: movie, output: late)
         let lateFile = try MP4File(path: late)
         let lateEdits = try #require(lateFile.audioTracks.first?.editList)
         #expect(lateEdits.count == 2 && lateEdits[0].isEmpty)
@@ -167,7 +169,7 @@ struct MergeTests {
         // Priming given by an edit list (FFmpeg's AAC: 1024 samples) and by iTunSMPB (Nero: 2624).
         for (audio, priming, rate) in [("aac_7s.m4a", 1024, 44100), ("real/nero_aac_lc_22khz_mono_itunsmpb.m4a", 2624, 22050)] {
             let output = folder.path("primed-\(priming).mp4")
-            _ = try await MediaMux.merge(video: Fixtures.path("h264_rot180.mp4"), audio: Fixtures.path(audio), output: output)
+            _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot180.mp4"), audio: Fixtures.path(audio), output: output)
             let track = try #require(try MP4File(path: output).audioTracks.first)
             let edit = try #require(track.editList?.last)
             #expect(track.mediaTimescale == UInt32(rate))
@@ -180,7 +182,7 @@ struct MergeTests {
     @Test func lateAudioWithPrimingStartsOnTime() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("late.mp4")
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("crafted/aac_late_start_with_priming.m4a"), output: output)
         #expect(report.audio.start == MediaTime(value: 1, timescale: 2))
         let file = try MP4File(path: output)
@@ -196,21 +198,21 @@ struct MergeTests {
     /// result, never a trap (a trap would end this test process).
     @Test(arguments: ["crafted/box_size_beyond_int64.m4a", "crafted/edit_durations_overflow.m4a"])
     func craftedBoxesDoNotCrash(_ name: String) async throws {
-        let info = try? await MediaMux.probe(Fixtures.path(name))
+        let info = try? await MuxEngine().probe(Fixtures.path(name))
         #expect(info == nil || info?.audioStreams.count == 1)
         let folder = try TemporaryFolder()
-        _ = try? await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path(name), output: folder.path("o.mp4"))
+        _ = try? await MuxEngine().merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path(name), output: folder.path("o.mp4"))
         #expect(folder.contents.allSatisfy { !$0.hasSuffix(".partial") })
     }
 
     @Test func movieHeaderPlacement() async throws {
         let folder = try TemporaryFolder()
         let atEnd = folder.path("end.mov")
-        _ = try await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("pcm_2s.wav"), output: atEnd, options: MergeOptions(faststart: false))
+        _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("pcm_2s.wav"), output: atEnd, options: MergeOptions(faststart: false))
         #expect(try MP4File(path: atEnd).isFastStart == false)
         // Sample counts unknown up front are impossible here; the scan-based inputs still reserve room.
         let front = folder.path("front.mp4")
-        _ = try await MediaMux.merge(video: Fixtures.path("h264_aac.mkv"), audio: Fixtures.path("opus_5s.ogg"), output: front)
+        _ = try await MuxEngine().merge(video: Fixtures.path("h264_aac.mkv"), audio: Fixtures.path("opus_5s.ogg"), output: front)
         #expect(try MP4File(path: front).isFastStart)
     }
 
@@ -218,9 +220,9 @@ struct MergeTests {
     /// the moov to the front in a second pass; that path must be exact too.
     @Test func secondPassFaststart() async throws {
         let folder = try TemporaryFolder()
-        var plan = try await MediaMux.plan(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
+        var plan = try await MuxEngine().plan(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
         plan.movieHeader = .movedToFront
-        _ = try await MediaMux.execute(plan)
+        _ = try await MuxEngine().execute(plan)
         let file = try MP4File(path: folder.path("moved.mp4"))
         #expect(file.isFastStart)
         #expect(file.topLevelBoxes(ofType: "free").allSatisfy { $0.size < 64 })
@@ -232,7 +234,7 @@ struct MergeTests {
         let folder = try TemporaryFolder()
         let output = folder.path("cancelled.mp4")
         let task = Task {
-            try await MediaMux.merge(video: Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: output)
+            try await MuxEngine().merge(video: Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: output)
         }
         task.cancel()
         do {
@@ -262,17 +264,17 @@ struct MergeTests {
         ]
         for (videoPath, audioPath, expected) in failures {
             await #expect(throws: expected) {
-                try await MediaMux.merge(video: videoPath, audio: audioPath, output: output)
+                try await MuxEngine().merge(video: videoPath, audio: audioPath, output: output)
             }
         }
         for name in ["html_page.m4a", "text_file.mp4", "random_bytes.mp4"] {
             await #expect(throws: MediaMuxError.notMedia(path: Fixtures.path(name), detail: "no known audio or video format")) {
-                try await MediaMux.merge(video: video, audio: Fixtures.path(name), output: output)
+                try await MuxEngine().merge(video: video, audio: Fixtures.path(name), output: output)
             }
         }
         for (name, asAudio) in [("truncated_h264.mp4", false), ("real/truncated_coremedia_fmp4_aac.mp4", true), ("real/fuzz_two_moov_no_mdat_bad_timescale.mp4", false)] {
             do {
-                _ = try await MediaMux.merge(video: asAudio ? video : Fixtures.path(name), audio: asAudio ? Fixtures.path(name) : audio, output: output)
+                _ = try await MuxEngine().merge(video: asAudio ? video : Fixtures.path(name), audio: asAudio ? Fixtures.path(name) : audio, output: output)
                 Issue.record("\(name) was merged")
             } catch let error as MediaMuxError {
                 guard case .damaged(let path, _) = error else {
@@ -293,7 +295,7 @@ struct MergeTests {
         let cut = folder.path("cut.mp4")
         try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
         await #expect(throws: MediaMuxError.damaged(path: cut, detail: "moov atom not found")) {
-            try await MediaMux.merge(video: cut, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
+            try await MuxEngine().merge(video: cut, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
         }
         #expect(folder.contents == ["cut.mp4"])
     }

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// A stream copy carries the source's description of its streams and of the
 /// recording: every box of the sample entries, byte for byte, and the capture
@@ -36,7 +38,7 @@ struct PassthroughTests {
     func videoSampleEntryBoxesArriveByteForByte(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + example.output)
-        let report = try await MediaMux.merge(video: Fixtures.path(example.video), audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let report = try await MuxEngine().merge(video: Fixtures.path(example.video), audio: Fixtures.path("aac_2s.m4a"), output: output)
         let source = try #require(try MP4File(path: Fixtures.path(example.video)).videoTracks.first)
         let copy = try #require(try MP4File(path: output).videoTracks.first)
         #expect(copy.sampleFormat == source.sampleFormat)
@@ -58,7 +60,7 @@ struct PassthroughTests {
         let output = folder.path("out." + container)
         let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
         let audio = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
-        _ = try await MediaMux.merge(video: video, audio: audio, output: output)
+        _ = try await MuxEngine().merge(video: video, audio: audio, output: output)
         func boxes(_ file: MP4File, _ track: MP4File.Track?, _ type: String) throws -> [[UInt8]] {
             try #require(track).box.children.filter { $0.type == type }.map { try file.bytes(of: $0) }
         }
@@ -96,7 +98,7 @@ struct PassthroughTests {
     @Test func aChangedEntryTypeKeepsTheMuxersConfiguration() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        _ = try await MediaMux.merge(video: Fixtures.path("hevc_hev1.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: output)
+        _ = try await MuxEngine().merge(video: Fixtures.path("hevc_hev1.mp4"), audio: Fixtures.path("aac_2s.m4a"), output: output)
         let source = try #require(try MP4File(path: Fixtures.path("hevc_hev1.mp4")).videoTracks.first)
         let copy = try #require(try MP4File(path: output).videoTracks.first)
         #expect(source.sampleFormat == "hev1")
@@ -115,7 +117,7 @@ struct PassthroughTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + container)
         let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
-        _ = try await MediaMux.merge(video: Fixtures.path("h264_rot90.mp4"), audio: movie, output: output)
+        _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot90.mp4"), audio: movie, output: output)
         let source = try #require(try MP4File(path: movie).audioTracks.first)
         let copy = try #require(try MP4File(path: output).audioTracks.first)
         let esds = try #require(source.sampleEntryBoxes.first { $0.type == "esds" })
@@ -133,7 +135,7 @@ struct PassthroughTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + container)
         let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
-        let report = try await MediaMux.merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let report = try await MuxEngine().merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: output)
         let keys = [
             "com.apple.quicktime.location.accuracy.horizontal", "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.make",
             "com.apple.quicktime.model", "com.apple.quicktime.software", "com.apple.quicktime.creationdate",
@@ -160,7 +162,7 @@ struct PassthroughTests {
         for container in ["mp4", "mov"] {
             let folder = try TemporaryFolder()
             let output = folder.path("out." + container)
-            _ = try await MediaMux.merge(video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output)
+            _ = try await MuxEngine().merge(video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output)
             let source = try MP4File(path: Fixtures.path(video))
             let copy = try MP4File(path: output)
             let location = try source.bytes(of: try #require(source.moov.find(path).first))
@@ -176,7 +178,7 @@ struct PassthroughTests {
     func noMetadataLeavesNoLocationAnywhere(_ video: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output, options: MergeOptions(keepsMetadata: false))
         let bytes = try Data(contentsOf: URL(fileURLWithPath: output))
         // The three files' coordinates, Apple's key, and the user-data type.
@@ -200,7 +202,7 @@ struct PassthroughTests {
     @Test func theReportNamesEveryStreamLeftOut() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
-        let report = try await MediaMux.merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
+        let report = try await MuxEngine().merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
         #expect(report.leftOut.map(\.streamIndex) == [1, 2, 3, 4])
         #expect(report.leftOut.allSatisfy { $0.path == video })
         #expect(report.leftOut[0].reason == "the soundtrack replaces the video's own audio")
@@ -214,16 +216,16 @@ struct PassthroughTests {
     @Test func aMovieHeaderThatOutgrowsItsRoomMovesToTheEnd() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
-        var bare = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
+        var bare = try await MuxEngine().plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
         bare.video.sampleEntry = nil
         bare.audio.sampleEntry = nil
-        bare.metadata = MetadataCarry.plan(video: try await MediaMux.probe(video), keep: false)
-        _ = try await MediaMux.execute(bare)
+        bare.metadata = MetadataCarry.plan(video: try await MuxEngine().probe(video), keep: false)
+        _ = try await MuxEngine().execute(bare)
         let bareMovie = try #require(try MP4File(path: folder.path("bare.mp4")).topLevelBoxes(ofType: "moov").first)
 
-        var tight = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("tight.mp4"))
+        var tight = try await MuxEngine().plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("tight.mp4"))
         tight.movieHeader = .reservedAtFront(bytes: Int(bareMovie.size) + 8)
-        let report = try await MediaMux.execute(tight)
+        let report = try await MuxEngine().execute(tight)
         let file = try MP4File(path: folder.path("tight.mp4"))
         #expect(!file.isFastStart)
         #expect(file.topLevelBoxes(ofType: "moov").count == 1)
@@ -237,13 +239,13 @@ struct PassthroughTests {
     @Test func movingToTheFrontKeepsEverySample() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("hevc_hdr10_entry_boxes.mp4")
-        var plan = try await MediaMux.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
+        var plan = try await MuxEngine().plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("moved.mp4"))
         plan.movieHeader = .movedToFront
-        _ = try await MediaMux.execute(plan)
+        _ = try await MuxEngine().execute(plan)
         var atEnd = plan
         atEnd.outputPath = folder.path("end.mp4")
         atEnd.movieHeader = .atEnd
-        _ = try await MediaMux.execute(atEnd)
+        _ = try await MuxEngine().execute(atEnd)
         let moved = try MP4File(path: folder.path("moved.mp4"))
         #expect(moved.isFastStart)
         #expect(moved.topLevelBoxes(ofType: "free").allSatisfy { $0.size < 64 })

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// What a player that shares nothing with FFmpeg's demuxer shows first.
 /// GStreamer (qtdemux applies the edit list, decodebin decodes) plays HEVC
@@ -23,7 +25,7 @@ struct PlayerFirstFrameTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let source = Fixtures.path(video)
-        _ = try await MediaMux.merge(video: source, audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
+        _ = try await MuxEngine().merge(video: source, audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
         let sourceFile = try MP4File(path: source)
         let track = try #require(sourceFile.videoTracks.first)
         let size = try #require(try DecodedFrameTests.shown(track, movieTimescale: sourceFile.movieTimescale).first?.byteCount)

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 import Testing
 
 /// How the frame reader gets to a moment (by seeking, not from the start),
@@ -57,9 +59,9 @@ struct PreviewSeekAndMergeTests {
     @Test func mergeHandsOutKeyframeThumbnails() async throws {
         let folder = try TemporaryFolder()
         let collected = Collected()
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            options: MergeOptions(thumbnails: ThumbnailOptions(size: 160)),
+            thumbnails: ThumbnailOptions(size: 160),
             preview: { collected.add($0) })
         #expect(report.duration == MediaTime(value: 4, timescale: 1))
         let frames = collected.all
@@ -73,9 +75,9 @@ struct PreviewSeekAndMergeTests {
     @Test func mergeThumbnailsKeepTheirSpacing() async throws {
         let folder = try TemporaryFolder()
         let collected = Collected()
-        _ = try await MediaMux.merge(
+        _ = try await MuxEngine().merge(
             video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            options: MergeOptions(thumbnails: ThumbnailOptions(size: 80, every: 1.5)),
+            thumbnails: ThumbnailOptions(size: 80, every: 1.5),
             preview: { collected.add($0) })
         #expect(collected.all.map(\.time.seconds) == [0, 2])
     }
@@ -87,9 +89,9 @@ struct PreviewSeekAndMergeTests {
     func mergeThumbnailsFollowTheOutputRotation(_ orientation: Orientation, rotation: Int, width: Int, height: Int) async throws {
         let folder = try TemporaryFolder()
         let collected = Collected()
-        let report = try await MediaMux.merge(
+        let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            options: MergeOptions(orientation: orientation, thumbnails: ThumbnailOptions(size: 160)),
+            options: MergeOptions(orientation: orientation), thumbnails: ThumbnailOptions(size: 160),
             preview: { collected.add($0) })
         #expect(report.rotation.degrees == rotation)
         let frames = collected.all
@@ -101,9 +103,9 @@ struct PreviewSeekAndMergeTests {
     @Test func thumbnailSizeIsChecked() async throws {
         let folder = try TemporaryFolder()
         await #expect(throws: MediaMuxError.self) {
-            _ = try await MediaMux.merge(
+            _ = try await MuxEngine().merge(
                 video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-                options: MergeOptions(thumbnails: ThumbnailOptions(size: 0)))
+                thumbnails: ThumbnailOptions(size: 0))
         }
         #expect(folder.contents.isEmpty)
     }

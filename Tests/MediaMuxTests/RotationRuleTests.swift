@@ -1,5 +1,7 @@
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// The orientation rule as a table: (source clockwise rotation, coded W, H, orientation) -> rotation written.
 struct RotationRuleTests {
@@ -40,6 +42,6 @@ struct RotationRuleTests {
 
     @Test func overrideWins() {
         let decision = decideRotation(source: 90, codedWidth: 1920, codedHeight: 1080, orientation: .landscape, override: 180)
-        #expect(decision == RotationDecision(degrees: 180, reason: "set by --rotate"))
+        #expect(decision == RotationDecision(degrees: 180, reason: "set by the caller", chosenByCaller: true))
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 @testable import MediaMuxDownload
 
 /// SHA-256 against the FIPS 180-4 example vectors, against itself fed in

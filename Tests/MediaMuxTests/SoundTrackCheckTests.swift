@@ -1,4 +1,6 @@
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 @testable import MediaMuxDownload
 import Testing
 

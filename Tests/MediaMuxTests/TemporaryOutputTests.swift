@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 
 /// Replacing an existing output: the name holds the old file until the new
 /// one takes it, in one step, and nothing is left beside it.

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Testing
 @testable import MediaMux
+@testable import MediaMuxCore
+@testable import MediaMuxPreview
 @testable import MediaMuxDownload
 
 /// Every rule of the pure download policy, without a network.

@@ -197,7 +197,7 @@ final class Scratch: @unchecked Sendable {
     }
 
     static func partials(in folder: String) -> [String] {
-        list(folder).filter { $0.hasSuffix(".partial") || $0.contains(".muxctl-") }
+        list(folder).filter { $0.hasSuffix(".partial") || $0.contains(".mediamux-") }
     }
 
     func remove() {

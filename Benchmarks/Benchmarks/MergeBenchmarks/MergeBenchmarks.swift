@@ -53,7 +53,7 @@ let benchmarks: @Sendable () -> Void = {
             )
         ) { benchmark in
             for _ in benchmark.scaledIterations {
-                let report = try await MediaMux.merge(
+                let report = try await MuxEngine().merge(
                     video: video, audio: audio, output: output,
                     options: MergeOptions(overwrite: true, faststart: faststart)
                 )

@@ -1,0 +1,43 @@
+import MediaMuxBase
+/// Which way up the merged video should be shown.
+public enum Orientation: String, Sendable, CaseIterable {
+    /// Show it landscape (or square): fix portrait-shown phone video.
+    case landscape
+    /// Show it portrait (or square).
+    case portrait
+    /// Write the source's own rotation.
+    case keep
+}
+
+/// What a merge should do beyond its three paths.
+public struct MergeOptions: Sendable, Equatable {
+    /// Which video stream of the video file: 0 is the first video stream (cover art not counted).
+    public var videoStream: Int?
+    /// Which audio stream of the audio file: 0 is the first audio stream.
+    public var audioStream: Int?
+    public var orientation: Orientation
+    /// A clockwise display rotation (0, 90, 180, 270) that overrides `orientation`.
+    public var rotation: Int?
+    /// Replace an existing output file.
+    public var overwrite: Bool
+    /// Put the movie header before the media data, so playback can start before the whole file arrives.
+    public var faststart: Bool
+    /// Keep the video's metadata: where and when it was recorded, the camera
+    /// and its software, titles. False drops all of it, location included,
+    /// for sharing a file with others.
+    public var keepsMetadata: Bool
+
+    public init(
+        videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
+        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,
+        keepsMetadata: Bool = true
+    ) {
+        self.videoStream = videoStream
+        self.audioStream = audioStream
+        self.orientation = orientation
+        self.rotation = rotation
+        self.overwrite = overwrite
+        self.faststart = faststart
+        self.keepsMetadata = keepsMetadata
+    }
+}

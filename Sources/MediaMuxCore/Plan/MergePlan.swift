@@ -1,0 +1,100 @@
+import MediaMuxBase
+/// Everything a merge will do, decided before a byte is written. The remuxer
+/// follows it without making decisions of its own.
+public struct MergePlan: Sendable, Equatable {
+    public enum Container: String, Sendable {
+        case mp4, mov
+        /// FFmpeg's muxer name.
+        var muxer: String { rawValue }
+    }
+
+    /// Where the moov box goes.
+    public enum MovieHeaderPlacement: Sendable, Equatable {
+        /// Reserved at the front with room for this many bytes, written there at the end: faststart in one pass.
+        case reservedAtFront(bytes: Int)
+        /// Written at the end, then moved to the front by a second pass (sample counts not known up front).
+        case movedToFront
+        /// Left at the end of the file.
+        case atEnd
+    }
+
+    /// Which input decided the end.
+    public enum EndReason: String, Sendable {
+        case videoEndsFirst = "video ends first"
+        case audioEndsFirst = "audio ends first"
+        case sameLength = "both end together"
+    }
+
+    public struct Track: Sendable, Equatable {
+        public var path: String
+        public var streamIndex: Int
+        public var codec: String
+        /// The sample-entry fourcc to write, when the muxer's own choice would be wrong (HEVC: `hvc1`).
+        public var codecTag: String?
+        /// The time base the copy works in: the input stream's, or for audio
+        /// one fine enough to place every sample (milliseconds are not).
+        public var timeBase: MediaTime
+        /// Subtracted from the input's timestamps to put the track on the output timeline.
+        public var origin: MediaTime
+        /// Where the input track starts and ends, on the output timeline.
+        public var sourceStart: MediaTime
+        public var sourceEnd: MediaTime
+        /// Samples in the input track (an upper bound for what is copied).
+        public var sampleCount: Int?
+        /// Codec configuration and tags the output's sample description and track header carry.
+        public var headerBytes: Int
+        /// Shorten the last sample to end exactly at the end (audio), rather
+        /// than keep whole frames and hide the rest with the edit list (video).
+        public var trimsLastSample: Bool
+        /// Where the packets' times come from.
+        public var timestamps: Timestamps = .demuxer
+        /// Mark the first copied sample as a sync sample when its bitstream
+        /// starts there (an H.264 IDR, an HEVC IRAP picture) but the source's
+        /// sync table leaves it out, so that players can start decoding at it.
+        public var marksFirstRandomAccessPoint = false
+        /// The source's sample-entry boxes the output's sample entry gets.
+        public var sampleEntry: SampleEntryCarry?
+        /// The source's track-level boxes the output's track gets.
+        public var trackBoxes: TrackBoxCarry?
+    }
+
+    /// An input stream the output leaves out, and why.
+    public struct LeftOut: Sendable, Equatable {
+        public var path: String
+        public var streamIndex: Int
+        /// "audio aac", "data mebx", "video mjpeg (cover art)"...
+        public var what: String
+        public var reason: String
+        /// Could be copied instead of the stream chosen (the merge options' stream index).
+        public var choosable: Bool
+    }
+
+    public enum Timestamps: Sendable, Equatable {
+        /// As the demuxer hands them out, with the source's edit list applied by it.
+        case demuxer
+        /// The media's own decode and composition times (the edit list left
+        /// to `origin` and the plan), decode times lowered by `decodeShift`
+        /// ticks so that no sample is presented before it is decoded. The
+        /// presentation times, and so every frame's moment, stay as they are.
+        case media(decodeShift: Int64)
+    }
+
+    public var outputPath: String
+    public var container: Container
+    public var overwrite: Bool
+    public var video: Track
+    public var audio: Track
+    /// The output's presentation end: the end of the shorter input.
+    public var end: MediaTime
+    public var endReason: EndReason
+    public var rotation: RotationDecision
+    public var movieHeader: MovieHeaderPlacement
+    /// Timescale of the movie header and edit lists.
+    public var movieTimescale: Int64
+    /// Media time of one interleaving chunk: the remuxer alternates tracks every this long.
+    public var interleaveWindow: MediaTime
+    /// The movie-level metadata written.
+    public var metadata: MetadataCarry
+    /// Every input stream not copied.
+    public var leftOut: [LeftOut]
+}

@@ -1,0 +1,17 @@
+import MediaMuxBase
+internal import CFFmpeg
+
+/// Whether FFmpeg's muxer for `container` can store `codec` by stream copy:
+/// the fact the pure planner is given.
+@Sendable package func muxerAccepts(_ codec: String, _ container: MergePlan.Container) -> Bool {
+    guard let descriptor = avcodec_descriptor_get_by_name(codec),
+          let muxer = av_guess_format(container.muxer, nil, nil) else { return false }
+    if refusedAtHeader[container, default: []].contains(codec) { return false }
+    return avformat_query_codec(muxer, descriptor.pointee.id, FF_COMPLIANCE_NORMAL) == 1
+}
+
+/// Codecs FFmpeg 5.1's mov muxer lists for a container but refuses when it
+/// writes the header: in MOV "only supported in MP4" (Opus, FLAC, TrueHD);
+/// in MP4 FLAC and TrueHD only at experimental compliance. Refused here,
+/// the plan names the problem instead of the header failing with EINVAL.
+private let refusedAtHeader: [MergePlan.Container: Set<String>] = [.mov: ["opus", "flac", "truehd"], .mp4: ["flac", "truehd"]]

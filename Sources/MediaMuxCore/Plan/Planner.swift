@@ -1,0 +1,206 @@
+import MediaMuxBase
+/// Pure: every decision of a merge, from probed facts and options.
+public struct MergePlanner: Sendable {
+    /// Answers whether the output container can hold a codec (FFmpeg's muxer knows).
+    public var canStore: @Sendable (_ codec: String, _ container: MergePlan.Container) -> Bool
+
+    public init(canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool) {
+        self.canStore = canStore
+    }
+
+    public static let movieTimescale: Int64 = 90_000
+    public static let interleaveWindow = MediaTime(value: 1, timescale: 2)
+
+    public func plan(
+        video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
+        outputFacts: OutputFacts, options: MergeOptions
+    ) throws -> MergePlan {
+        if outputFacts.isFolder || output.hasSuffix("/") {
+            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in .mp4, .m4v or .mov")
+        }
+        let container = try Self.container(for: output)
+        if let rotation = options.rotation, ![0, 90, 180, 270].contains(rotation) {
+            throw MediaMuxError.invalidOption("the rotation must be 0, 90, 180 or 270 degrees, not \(rotation)")
+        }
+        if outputFacts.isSameFileAsAnInput {
+            throw MediaMuxError.invalidOption("\(output): is one of the inputs; choose another output path")
+        }
+        guard outputFacts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: output) }
+        if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
+
+        let videoStream = try Self.pick(.video, from: videoInfo, videoInfo.videoStreams, options.videoStream)
+        // MP4 needs the picture size in the track; a sample entry without one is damaged.
+        guard (videoStream.width ?? 0) > 0, (videoStream.height ?? 0) > 0 else {
+            throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
+        }
+        let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
+        for stream in [videoStream, audioStream] where !canStore(stream.codec, container) {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+        }
+        let video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
+        let audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
+
+        let end = min(video.sourceEnd, audio.sourceEnd)
+        let endReason: MergePlan.EndReason =
+            video.sourceEnd == audio.sourceEnd ? .sameLength : (video.sourceEnd < audio.sourceEnd ? .videoEndsFirst : .audioEndsFirst)
+        guard audio.sourceStart < end else {
+            throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
+        }
+
+        var rotation = decideRotation(
+            source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
+            orientation: options.orientation, override: options.rotation)
+        if videoStream.hasUnusualMatrix {
+            // MP4 rotation here is a pure rotation; a mirror or skew in the source's matrix is not carried over.
+            rotation.reason += "; the source's display matrix also mirrors or skews the picture, which is not kept"
+        }
+
+        let metadata = MetadataCarry.plan(video: videoInfo, keep: options.keepsMetadata)
+        return MergePlan(
+            outputPath: output,
+            container: container,
+            overwrite: options.overwrite,
+            video: video,
+            audio: audio,
+            end: end,
+            endReason: endReason,
+            rotation: rotation,
+            movieHeader: Self.movieHeader(
+                faststart: options.faststart, video: video, audio: audio,
+                metadataBytes: videoInfo.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
+            movieTimescale: Self.movieTimescale,
+            interleaveWindow: Self.interleaveWindow,
+            metadata: metadata,
+            leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index))
+    }
+
+    /// Every stream of the inputs besides the two copied, with the reason.
+    static func leftOut(of video: MediaInfo, copying videoIndex: Int, of audio: MediaInfo, copying audioIndex: Int) -> [MergePlan.LeftOut] {
+        let sameFile = video.path == audio.path
+        func leftOut(_ stream: StreamInfo, in info: MediaInfo, soundtrackElsewhere: Bool) -> MergePlan.LeftOut {
+            let reason: String
+            switch (stream.kind, stream.codecTag) {
+            case (.video, _) where stream.isAttachedPicture: reason = "cover art is not copied"
+            case (.video, _): reason = "only one video stream is copied"
+            case (.audio, _) where soundtrackElsewhere: reason = "the soundtrack replaces the video's own audio"
+            case (.audio, _): reason = "only one audio stream is copied"
+            case (.subtitle, _): reason = "subtitles are not copied"
+            case (.data, "tmcd"): reason = "timecode is not copied"
+            case (.data, "mebx"): reason = "timed metadata is not copied"
+            default: reason = "\(stream.kind.rawValue) streams are not copied"
+            }
+            let tag = stream.codecTag.map { stream.codec == "none" ? $0 : "\(stream.codec) (\($0))" } ?? stream.codec
+            let choosable = !stream.isAttachedPicture && !(soundtrackElsewhere && stream.kind == .audio) && (stream.kind == .video || stream.kind == .audio)
+            return MergePlan.LeftOut(
+                path: info.path, streamIndex: stream.index, what: "\(stream.kind.rawValue) \(tag)", reason: reason,
+                choosable: choosable)
+        }
+        var result = video.streams
+            .filter { $0.index != videoIndex && !(sameFile && $0.index == audioIndex) }
+            .map { leftOut($0, in: video, soundtrackElsewhere: !sameFile) }
+        if !sameFile {
+            result += audio.streams.filter { $0.index != audioIndex }.map { leftOut($0, in: audio, soundtrackElsewhere: false) }
+        }
+        return result
+    }
+
+    static func container(for output: String) throws -> MergePlan.Container {
+        let name = namePart(of: output)
+        let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
+        switch ext {
+        case "mp4", "m4v": return .mp4
+        case "mov": return .mov
+        default: throw MediaMuxError.unsupportedOutputExtension(path: output, extension: ext)
+        }
+    }
+
+    private static func pick(
+        _ kind: MediaMuxError.StreamKind, from info: MediaInfo, _ candidates: [StreamInfo], _ wanted: Int?
+    ) throws -> StreamInfo {
+        guard !candidates.isEmpty else { throw MediaMuxError.noStream(kind: kind, path: info.path) }
+        let index = wanted ?? 0
+        guard candidates.indices.contains(index) else {
+            throw MediaMuxError.streamIndexOutOfRange(kind: kind, index: index, available: candidates.count, path: info.path)
+        }
+        return candidates[index]
+    }
+
+    private static func track(
+        _ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind, keepsMetadata: Bool
+    ) throws -> MergePlan.Track {
+        guard var start = stream.start, var end = stream.end, end > start else {
+            throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
+        }
+        var origin = stream.origin
+        var sampleCount = stream.packetCount
+        var timestamps = MergePlan.Timestamps.demuxer
+        if kind == .video, let media = stream.mediaTimeline {
+            // The sample table's own times: exact where FFmpeg's edit-list
+            // handling is not, and every sample copied however deep its
+            // composition offset. Leading empty edits count as `start`, as below.
+            origin = media.start - start
+            sampleCount = media.sampleCount ?? sampleCount
+            timestamps = .media(decodeShift: media.presentationLead)
+        }
+        // The video's first frame is shown at zero. A late start in its file only
+        // placed it against that file's own audio, which a merge does not copy.
+        if kind == .video, start > .zero() {
+            origin = origin + start
+            end = end - start
+            start = .zero()
+        }
+        var track = MergePlan.Track(
+            path: info.path,
+            streamIndex: stream.index,
+            codec: stream.codec,
+            // Apple's players refuse HEVC tagged hev1, which FFmpeg picks by default.
+            codecTag: stream.codec == "hevc" ? "hvc1" : nil,
+            timeBase: kind == .audio ? Self.sampleExactTimeBase(stream) : stream.timeBase,
+            origin: origin,
+            sourceStart: max(start, .zero()),
+            sourceEnd: end,
+            sampleCount: sampleCount,
+            headerBytes: stream.headerBytes,
+            // Audio frames can end mid-frame (players trim them); a video frame keeps its references instead.
+            trimsLastSample: kind == .audio)
+        track.timestamps = timestamps
+        track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
+        track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
+        track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
+        track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
+        return track
+    }
+
+    /// A time base in which every sample of an audio stream falls on a
+    /// tick: the stream's own, or one both it and the sample rate divide
+    /// (WebM's milliseconds cannot place Opus's 6.5 ms pre-skip).
+    static func sampleExactTimeBase(_ stream: StreamInfo) -> MediaTime {
+        let base = stream.timeBase
+        guard let rate = stream.sampleRate.map(Int64.init), rate > 0, base.value == 1, base.timescale % rate != 0 else { return base }
+        let common = commonScale(base.timescale, rate)
+        let exact = common % base.timescale == 0 && common % rate == 0 && common <= Int64(Int32.max)
+        return exact ? MediaTime(value: 1, timescale: common) : base
+    }
+
+    /// Room for the moov box, when every track's sample count is known: an
+    /// upper bound on what FFmpeg's mov muxer writes. Per video sample: stsz 4,
+    /// stts 8, ctts 8, stss 4, sdtp 1; per audio sample: stsz 4, stts 8; per
+    /// chunk: stsc 12, co64 8. A chunk ends at every interleaving window and at
+    /// 1 MiB, so chunks are bounded by the windows plus the input MiB. Fixed
+    /// boxes (mvhd, tkhd, mdhd, hdlr, minf, stsd, edts, udta) fit in 4 KiB a
+    /// track besides the codec configuration and tags.
+    static func movieHeader(
+        faststart: Bool, video: MergePlan.Track, audio: MergePlan.Track, metadataBytes: Int,
+        end: MediaTime, inputBytes: Int
+    ) -> MergePlan.MovieHeaderPlacement {
+        guard faststart else { return .atEnd }
+        let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
+        var bytes = 4096 + metadataBytes
+        for (track, perSample) in [(video, 25), (audio, 12)] {
+            guard let samples = track.sampleCount, samples > 0 else { return .movedToFront }
+            let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
+            bytes += 4096 + track.headerBytes + samples * perSample + chunks * 20
+        }
+        return .reservedAtFront(bytes: bytes)
+    }
+}

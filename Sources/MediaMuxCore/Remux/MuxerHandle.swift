@@ -1,0 +1,107 @@
+import MediaMuxBase
+package import CFFmpeg
+
+/// One MP4/MOV muxer writing to a file: owns the AVFormatContext and its AVIO
+/// context. `finish()` writes the trailer; an unfinished muxer is closed by
+/// deinit and its file is the caller's to delete.
+package final class MuxerHandle {
+    /// The file written; errors name `reportedPath`, the output the user asked for.
+    package let path: String
+    package let reportedPath: String
+    package let context: UnsafeMutablePointer<AVFormatContext>
+    private var isOpen = false
+
+    package init(path: String, reportedPath: String, muxer: String) throws {
+        self.path = path
+        self.reportedPath = reportedPath
+        var created: UnsafeMutablePointer<AVFormatContext>?
+        // The muxer reopens the file by this URL for its faststart second pass.
+        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, "file:" + path), "creating the \(muxer) muxer", path: reportedPath)
+        guard let created else {
+            throw MediaMuxError.outOfMemory("creating the \(muxer) muxer", path: reportedPath)
+        }
+        context = created
+    }
+
+    deinit {
+        if isOpen { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    /// Adds a stream whose parameters are copied from an input stream.
+    package func addStream(
+        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?, tags: TagSelection
+    ) throws -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
+        }
+        try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: reportedPath)
+        // Let the muxer choose the sample entry unless the plan says otherwise.
+        stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
+        stream.pointee.time_base = input.pointee.time_base
+        copy(input.pointee.metadata, into: &stream.pointee.metadata, tags)
+        if let rotation {
+            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: reportedPath)
+        }
+        return stream
+    }
+
+    /// Adds a stream for what an opened encoder produces.
+    package func addStream(encodedBy encoder: UnsafeMutablePointer<AVCodecContext>) throws -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
+        }
+        try ffmpegCheck(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying codec parameters", path: reportedPath)
+        stream.pointee.time_base = encoder.pointee.time_base
+        return stream
+    }
+
+    /// Whether encoders must put their configuration in extradata (MP4 does).
+    package var wantsGlobalHeaders: Bool { (context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER) != 0 }
+
+    package func copyMetadata(from input: DemuxerHandle, _ selection: TagSelection) {
+        copy(input.context.pointee.metadata, into: &context.pointee.metadata, selection)
+    }
+
+    private func copy(_ source: OpaquePointer?, into target: inout OpaquePointer?, _ selection: TagSelection) {
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(source, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            if selection.contains(String(cString: next.pointee.key)) { av_dict_set(&target, next.pointee.key, next.pointee.value, 0) }
+            entry = next
+        }
+    }
+
+    package func open(options: [String: String]) throws {
+        let opened = avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE)
+        guard opened >= 0 else { throw MediaMuxError.outputNotWritable(path: reportedPath, reason: ffmpegErrorText(opened)) }
+        isOpen = true
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        try ffmpegCheck(avformat_write_header(context, &dictionary), "writing the file header", path: reportedPath)
+    }
+
+    package func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
+
+    package func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: reportedPath)
+    }
+
+    /// Writes a packet through the muxer's interleaving queue (encoded
+    /// streams whose packets arrive roughly, not exactly, in time order).
+    package func writeInterleaved(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        try ffmpegCheck(av_interleaved_write_frame(context, packet), "writing a packet", path: reportedPath)
+    }
+
+    package func finish() throws {
+        try ffmpegCheck(av_write_trailer(context), "writing the movie header", path: reportedPath)
+        try ffmpegCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
+        isOpen = false
+    }
+}
+
+private func fourCCValue(_ text: String) -> UInt32 {
+    let bytes = Array(text.utf8.prefix(4))
+    guard bytes.count == 4 else { return 0 }
+    return CFFmpeg_MKTAG(CChar(bitPattern: bytes[0]), CChar(bitPattern: bytes[1]), CChar(bitPattern: bytes[2]), CChar(bitPattern: bytes[3]))
+}

@@ -1,0 +1,260 @@
+import MediaMuxBase
+package import CFFmpeg
+
+/// Sees each video packet a merge copies, on the output's timeline, just
+/// before it is written: the hook through which other modules make things
+/// from a merge in the same pass (the preview module's thumbnails). The core
+/// knows nothing of what an observer makes.
+package protocol PacketObserver: AnyObject {
+    /// Must not change the packet. An error stops this observer with a
+    /// warning, never the merge.
+    func observe(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) throws
+}
+
+/// An observer to make once the video input is open, from its stream.
+package struct PacketObserving {
+    /// What the observer makes, for the report's warnings ("thumbnails").
+    package var product: String
+    package var make: (_ videoStream: UnsafeMutablePointer<AVStream>) throws -> any PacketObserver
+
+    package init(product: String, make: @escaping (UnsafeMutablePointer<AVStream>) throws -> any PacketObserver) {
+        self.product = product
+        self.make = make
+    }
+}
+
+/// Carries out a MergePlan: copies the planned packets into a temporary file
+/// beside the output, writes the exact edit lists, and renames the file into
+/// place. Makes no decisions of its own.
+final class Remuxer {
+    private let plan: MergePlan
+    private let cancellation: CancellationFlag
+    private let progress: ProgressThrottle
+    private let observing: PacketObserving?
+    private var observer: (any PacketObserver)?
+    private var warnings: [String] = []
+
+    init(
+        plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
+        observing: PacketObserving? = nil
+    ) {
+        self.plan = plan
+        self.cancellation = cancellation
+        self.progress = ProgressThrottle(total: plan.end.seconds, sink: progress)
+        self.observing = observing
+    }
+
+    /// Per output track: what was written, for the edit list and the report.
+    private struct Written {
+        var packets = 0
+        var bytes = 0
+        var firstDTS: Int64?
+        var lastDTS: Int64 = .min
+    }
+
+    func run() throws -> MergeReport {
+        do {
+            return try copy()
+        } catch MediaMuxError.cancelled {
+            throw MediaMuxError.cancelled(path: plan.outputPath)
+        }
+    }
+
+    private func copy() throws -> MergeReport {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let temporary = TemporaryOutput(finalPath: plan.outputPath)
+        defer { temporary.discard() }
+
+        let videoInput = try DemuxerHandle(
+            path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
+        let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
+        let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
+        muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
+        let inputs = [videoInput, audioInput]
+        let tracks = [plan.video, plan.audio]
+        for (index, track) in tracks.enumerated() {
+            _ = try muxer.addStream(
+                copying: inputs[index].plannedStream(track.streamIndex, kind: index == 0 ? .video : .audio),
+                codecTag: track.codecTag,
+                rotation: index == 0 ? plan.rotation.degrees : nil,
+                tags: plan.metadata.streamTags)
+        }
+        try muxer.open(options: headerOptions())
+        if let observing {
+            do {
+                observer = try observing.make(videoInput.plannedStream(plan.video.streamIndex, kind: .video))
+            } catch {
+                warnings.append("no \(observing.product): \(describe(error))")
+            }
+        }
+
+        let readers = [
+            try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end),
+            try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end),
+        ]
+        var written = [Written(), Written()]
+        try pump(readers: readers, into: muxer, written: &written)
+        try readers[0].checkComplete(declaredPackets: plan.video.sampleCount)
+        try readers[1].checkComplete(declaredPackets: plan.audio.sampleCount)
+        try muxer.finish()
+        if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+
+        try rewriteMovieHeader(muxer: muxer, written: written, file: temporary.path)
+        let size = try temporary.commit(overwrite: plan.overwrite)
+        let elapsed = (clock.now - started).seconds
+        progress.finish()
+        return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
+    }
+
+    private func headerOptions() -> [String: String] {
+        var options = ["movie_timescale": String(plan.movieTimescale)]
+        switch plan.movieHeader {
+        case .reservedAtFront(let bytes): options["moov_size"] = String(bytes)
+        case .movedToFront: break  // moved by the movie header rewrite, which may grow it
+        case .atEnd: break
+        }
+        return options
+    }
+
+    /// Alternates between the tracks one interleave window at a time, so that
+    /// each track's samples sit in large chunks and the moov stays small. One
+    /// packet of lookahead per track tells which packet is the last.
+    private func pump(readers: [TrackReader], into muxer: MuxerHandle, written: inout [Written]) throws {
+        let windowSeconds = plan.interleaveWindow.seconds
+        var current = try readers.map { try $0.next() }
+        var windowEnd = windowSeconds
+        while current.contains(where: { $0 != nil }) {
+            for (index, reader) in readers.enumerated() {
+                while let buffer = current[index] {
+                    let packet = buffer.pointer
+                    guard Double(packet.pointee.dts) * av_q2d(reader.timeBase) < windowEnd else { break }
+                    if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+                    let following = try reader.next()
+                    if following == nil { reader.makeFinal(packet) }
+                    if index == 0 { show(packet, timeBase: reader.timeBase) }
+                    try write(packet, from: reader.timeBase, stream: index, muxer: muxer, written: &written[index])
+                    reader.reuse(buffer)
+                    current[index] = following
+                }
+            }
+            windowEnd += windowSeconds
+        }
+    }
+
+    /// What an observer makes is a by-product: its failure ends it with a
+    /// warning, never the merge.
+    private func show(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) {
+        guard let observer, let observing else { return }
+        do {
+            try observer.observe(packet, timeBase: timeBase)
+        } catch {
+            self.observer = nil
+            warnings.append("\(observing.product) stopped: \(describe(error))")
+        }
+    }
+
+    private func write(
+        _ packet: UnsafeMutablePointer<AVPacket>, from input: AVRational, stream index: Int,
+        muxer: MuxerHandle, written: inout Written
+    ) throws {
+        let output = muxer.stream(index).pointee.time_base
+        let rounding = AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue)
+        var dts = av_rescale_q_rnd(packet.pointee.dts, input, output, rounding)
+        var pts = av_rescale_q_rnd(packet.pointee.pts, input, output, rounding)
+        // Rounding into a coarser time base can make two DTS equal; the muxer needs them increasing.
+        if dts <= written.lastDTS {
+            dts = written.lastDTS + 1
+            pts = max(pts, dts)
+        }
+        packet.pointee.dts = dts
+        packet.pointee.pts = pts
+        packet.pointee.duration = av_rescale_q(packet.pointee.duration, input, output)
+        packet.pointee.stream_index = Int32(index)
+        packet.pointee.pos = -1
+        written.packets += 1
+        written.bytes += Int(packet.pointee.size)
+        written.firstDTS = written.firstDTS ?? dts
+        written.lastDTS = dts
+        let mediaSeconds = Double(dts) * av_q2d(output)
+        try muxer.write(packet)
+        progress.report(mediaSeconds: mediaSeconds, bytes: written.bytes)
+    }
+
+    /// Writes the planned start and end into each track's edit list and the
+    /// durations, and the source's sample-entry boxes and metadata. The start
+    /// comes from the plan, not from the packets: a late track's first
+    /// packets may be priming, decoded but never shown.
+    private func rewriteMovieHeader(muxer: MuxerHandle, written: [Written], file: String) throws {
+        let movieScale = plan.movieTimescale
+        let end = plan.end.converted(to: movieScale, rounding: .nearest).value
+        var timings: [TrackTiming] = []
+        for (index, track) in written.enumerated() {
+            let planned = index == 0 ? plan.video : plan.audio
+            guard let firstDTS = track.firstDTS else {
+                throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
+            }
+            let base = muxer.stream(index).pointee.time_base
+            let start = planned.sourceStart.converted(to: Int64(base.den) / Int64(max(base.num, 1)), rounding: .nearest)
+            let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
+            timings.append(TrackTiming(delay: delay, mediaTime: start.value - firstDTS, end: end))
+        }
+        let rewrite = MovieRewrite(
+            movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],
+            trackBoxes: [plan.video.trackBoxes, plan.audio.trackBoxes], metadata: plan.metadata.boxes)
+        do {
+            if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
+                warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
+            }
+        } catch {
+            throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(error))")
+        }
+    }
+
+    private func report(written: [Written], muxer: MuxerHandle, bytes: Int, elapsed: Double) -> MergeReport {
+        func track(_ index: Int, _ planned: MergePlan.Track) -> MergeReport.Track {
+            let parameters = muxer.stream(index).pointee.codecpar.pointee
+            let tag = parameters.codec_tag
+            let muxerTag = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
+            let fourCC = planned.sampleEntry?.restoredType ?? muxerTag
+            return MergeReport.Track(
+                source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
+                start: planned.sourceStart, duration: plan.end - planned.sourceStart,
+                packets: written[index].packets, bytes: written[index].bytes)
+        }
+        return MergeReport(
+            output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
+            video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsedSeconds: elapsed,
+            movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
+    }
+}
+
+/// Hands progress to the caller at most ten times a second.
+final class ProgressThrottle {
+    private let total: Double
+    private let sink: (@Sendable (MergeProgress) -> Void)?
+    private let clock = ContinuousClock()
+    private var lastReport: ContinuousClock.Instant?
+
+    init(total: Double, sink: (@Sendable (MergeProgress) -> Void)?) {
+        self.total = total
+        self.sink = sink
+    }
+
+    func report(mediaSeconds: Double, bytes: Int) {
+        guard let sink else { return }
+        let now = clock.now
+        if let lastReport, now - lastReport < .milliseconds(100) { return }
+        lastReport = now
+        sink(MergeProgress(fraction: total > 0 ? min(max(mediaSeconds / total, 0), 1) : 1, mediaSeconds: max(mediaSeconds, 0), totalSeconds: total))
+    }
+
+    func finish() {
+        sink?(MergeProgress(fraction: 1, mediaSeconds: total, totalSeconds: total))
+    }
+}
+
+
+private func describe(_ error: any Error) -> String {
+    (error as? MediaMuxError)?.description ?? "\(error)"
+}

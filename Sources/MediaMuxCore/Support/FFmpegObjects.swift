@@ -1,0 +1,203 @@
+import MediaMuxBase
+package import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// One demuxer: owns the AVFormatContext from a successful open until deinit.
+/// Not Sendable on purpose: it is used by one thread at a time.
+package final class DemuxerHandle {
+    package let path: String
+    package let context: UnsafeMutablePointer<AVFormatContext>
+    private let cancellation: CancellationFlag
+
+    /// Demuxers MediaMux accepts. Whitelisting keeps playlists (hls, concat),
+    /// image sequences and text "formats" from ever opening other files.
+    package static let allowedFormats = "mov,matroska,webm,mp3,aac,ogg,wav,flac,mpegts,avi,caf,aiff,w64"
+
+    /// `ignoringEditLists`: MP4/MOV samples keep the times their sample
+    /// tables give them, for a caller that applies the edit list itself.
+    package init(path: String, cancellation: CancellationFlag = CancellationFlag(), ignoringEditLists: Bool = false) throws {
+        try checkReadableFile(path)
+        self.path = path
+        self.cancellation = cancellation
+        guard let fresh = avformat_alloc_context() else {
+            throw MediaMuxError.outOfMemory("allocating a demuxer", path: path)
+        }
+        fresh.pointee.interrupt_callback = AVIOInterruptCB(
+            callback: { opaque in
+                guard let opaque else { return 0 }
+                return Unmanaged<CancellationFlag>.fromOpaque(opaque).takeUnretainedValue().isRaised ? 1 : 0
+            },
+            opaque: Unmanaged.passUnretained(cancellation).toOpaque())
+        var options: OpaquePointer?
+        av_dict_set(&options, "protocol_whitelist", "file", 0)
+        av_dict_set(&options, "format_whitelist", Self.allowedFormats, 0)
+        av_dict_set(&options, "probesize", "10000000", 0)
+        av_dict_set(&options, "analyzeduration", "10000000", 0)
+        if ignoringEditLists { av_dict_set(&options, "ignore_editlist", "1", 0) }
+        defer { av_dict_free(&options) }
+        var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
+        // On failure avformat_open_input frees the context itself.
+        let format = Self.recognizedFormat(path)
+        let code = avformat_open_input(&opened, "file:" + path, format, &options)
+        guard code >= 0, let opened else {
+            // An interrupted read surfaces as whatever the demuxer makes of it.
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+            throw Self.openError(code, path: path, recognized: format != nil, said: FFmpegMessages.take(for: fresh))
+        }
+        context = opened
+        let infoCode = needsStreamInfo ? avformat_find_stream_info(context, nil) : 0
+        // Every property is set by now, so a throw still runs deinit, which closes the context.
+        if infoCode < 0 {
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+            throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
+        }
+    }
+
+    deinit {
+        _ = FFmpegMessages.take(for: UnsafeMutableRawPointer(context))
+        var doomed: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&doomed)
+    }
+
+    /// The demuxer for the two families MediaMux sees most, named from the
+    /// file's first bytes. FFmpeg's own probing runs every demuxer's probe
+    /// function, which costs more memory than the rest of opening an MP4.
+    /// Anything else is probed by FFmpeg within the whitelist.
+    private static func recognizedFormat(_ path: String) -> UnsafePointer<AVInputFormat>? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let head = readBytes(descriptor, count: 12, at: 0), head.count == 12 else { return nil }
+        let boxType = String(decoding: head[4..<8], as: UTF8.self)
+        if MovieTree.leadingBoxTypes.contains(boxType) {
+            return av_find_input_format("mov")
+        }
+        if head[0..<4] == [0x1A, 0x45, 0xDF, 0xA3] {
+            return av_find_input_format("matroska")
+        }
+        return nil
+    }
+
+    /// Invalid data in a file whose first bytes name its container is damage
+    /// (an MP4 cut before its moov); otherwise nothing recognised the file.
+    private static func openError(_ code: Int32, path: String, recognized: Bool, said: String?) -> MediaMuxError {
+        if code == CFFmpeg_AVERROR_INVALIDDATA() {
+            if recognized { return .damaged(path: path, detail: said ?? ffmpegErrorText(code)) }
+            return .notMedia(path: path, detail: "no known audio or video format")
+        }
+        return .unreadable(path: path, reason: said ?? ffmpegErrorText(code))
+    }
+
+    /// Codecs whose MP4/MOV sample description holds their whole configuration
+    /// (avcC, hvcC, av1C, esds, dOps, ...), so that a stream copy needs nothing
+    /// that only decoding reveals. VP9's vpcC, for one, is rebuilt by the muxer
+    /// from the pixel format, which only decoding tells.
+    private static let completeInSampleDescription: Set<AVCodecID> = [
+        AV_CODEC_ID_H264, AV_CODEC_ID_HEVC, AV_CODEC_ID_AV1, AV_CODEC_ID_MPEG4,
+        AV_CODEC_ID_AAC, AV_CODEC_ID_MP3, AV_CODEC_ID_ALAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3,
+    ]
+
+    /// find_stream_info decodes frames to fill in what the container does not
+    /// say (about 5 MiB of decoder state for 720p H.264). MP4/MOV files whose
+    /// streams all describe themselves fully can do without it.
+    private var needsStreamInfo: Bool {
+        guard isQuickTimeFamily else { return true }
+        return (0..<streamCount).contains { index in
+            let parameters = stream(index).pointee.codecpar.pointee
+            let isMedia = parameters.codec_type == AVMEDIA_TYPE_VIDEO || parameters.codec_type == AVMEDIA_TYPE_AUDIO
+            return isMedia && !Self.completeInSampleDescription.contains(parameters.codec_id)
+        }
+    }
+
+    package var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
+
+    /// True for the QuickTime family (mov, mp4, m4a, 3gp), whose edit lists
+    /// make FFmpeg's stream durations presentation ends measured from zero.
+    package var isQuickTimeFamily: Bool { formatName.split(separator: ",").contains("mov") }
+
+    package var streamCount: Int { Int(context.pointee.nb_streams) }
+
+    package func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+        context.pointee.streams[index]!
+    }
+
+    /// The stream a plan names, if the file still has it with that kind of media:
+    /// a plan may be stale (the file changed since it was probed) or edited.
+    package func plannedStream(_ index: Int, kind: MediaMuxError.StreamKind) throws -> UnsafeMutablePointer<AVStream> {
+        let wanted = kind == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
+        guard index >= 0, index < streamCount, stream(index).pointee.codecpar.pointee.codec_type == wanted else {
+            throw MediaMuxError.damaged(path: path, detail: "stream \(index) is not the \(kind.rawValue) stream it was when probed; the file changed")
+        }
+        return stream(index)
+    }
+
+    /// Reads the next packet of any stream. False at the end of the file.
+    package func read(into packet: PacketBuffer) throws -> Bool {
+        av_packet_unref(packet.pointer)
+        let code = av_read_frame(context, packet.pointer)
+        if code == CFFmpeg_AVERROR_EOF() { return false }
+        if code == CFFmpeg_AVERROR_EXIT() || cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+        if code < 0 {
+            let said = FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(code)
+            throw MediaMuxError.damaged(path: path, detail: "reading packets: \(said)")
+        }
+        return true
+    }
+
+    /// When the container's index places samples of stream `index` beyond
+    /// the end of the file (an MP4 cut short), how far: the bytes the index
+    /// needs and the bytes there are. Nil when it fits or there is no index.
+    package func indexOverrun(of index: Int) -> (needed: Int64, present: Int64)? {
+        let stream = self.stream(index)
+        let count = avformat_index_get_entries_count(stream)
+        guard count > 0, let last = avformat_index_get_entry(stream, count - 1), let io = context.pointee.pb else { return nil }
+        let needed = last.pointee.pos + Int64(last.pointee.size)
+        let present = avio_size(io)
+        guard last.pointee.pos >= 0, present > 0, needed > present else { return nil }
+        return (needed, present)
+    }
+
+    /// Has the demuxer skip every stream but `index` where it can.
+    package func keepOnly(_ index: Int) {
+        for other in 0..<streamCount where other != index {
+            stream(other).pointee.discard = AVDISCARD_ALL
+        }
+    }
+
+    /// Reads the next packet of stream `index`, passing over any other. False at the end.
+    package func read(into packet: PacketBuffer, of index: Int) throws -> Bool {
+        while try read(into: packet) {
+            if packet.pointer.pointee.stream_index == Int32(index) { return true }
+        }
+        return false
+    }
+
+    package func metadata(_ key: String) -> String? {
+        guard let entry = av_dict_get(context.pointee.metadata, key, nil, 0), let value = entry.pointee.value else {
+            return nil
+        }
+        return String(cString: value)
+    }
+}
+
+/// One AVPacket, reused across reads.
+package final class PacketBuffer {
+    package let pointer: UnsafeMutablePointer<AVPacket>
+
+    package init() throws {
+        guard let packet = av_packet_alloc() else {
+            throw MediaMuxError.outOfMemory("allocating a packet", path: "-")
+        }
+        pointer = packet
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&doomed)
+    }
+}

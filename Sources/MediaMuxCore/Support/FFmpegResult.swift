@@ -1,0 +1,79 @@
+import MediaMuxBase
+package import CFFmpeg
+package import CFFmpegLog
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// FFmpeg's text for an error code (what `av_err2str` gives in C).
+package func ffmpegErrorText(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    if av_strerror(code, &buffer, buffer.count) < 0 {
+        return "error \(code)"
+    }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Every FFmpeg return code passes through here.
+@discardableResult
+package func ffmpegCheck(_ code: Int32, _ operation: @autoclosure () -> String, path: String) throws -> Int32 {
+    guard code < 0 else { return code }
+    throw MediaMuxError.ffmpeg(operation: operation(), path: path, code: code, message: ffmpegErrorText(code))
+}
+
+package let noTimestamp: Int64 = CFFmpeg_AV_NOPTS_VALUE()
+
+/// The FFmpeg error codes MediaMux raises itself, named once. FFmpeg's
+/// AVERROR(e) is -e for errno values on POSIX systems.
+package enum FFmpegCode {
+    /// An allocation failed.
+    package static let outOfMemory = -ENOMEM
+    /// This FFmpeg build lacks a component (an encoder).
+    package static let notAvailable = -ENOSYS
+    /// FFmpeg refused the arguments (a picture format or size).
+    package static let invalid = -EINVAL
+    /// A codec asked to be called again.
+    package static let tryAgain = CFFmpeg_AVERROR_EAGAIN()
+}
+
+extension MediaMuxError {
+    /// FFmpeg could not allocate what `operation` needed.
+    package static func outOfMemory(_ operation: String, path: String) -> MediaMuxError {
+        .ffmpeg(operation: operation, path: path, code: FFmpegCode.outOfMemory, message: "out of memory")
+    }
+}
+
+/// FFmpeg's own error lines ("moov atom not found"), kept per logging object
+/// so that an error can say what FFmpeg saw in that file. Bounded: lines from
+/// objects nobody asks about are dropped oldest first.
+package enum FFmpegMessages {
+    private static let lines = Mutex<[(logger: UInt, line: String)]>([])
+    private static let limit = 64
+
+    package static func install() {
+        CFFmpegLog_install_error_sink { logger, line in
+            guard let line else { return }
+            let text = String(cString: line).trimmingWhitespace()
+            guard !text.isEmpty else { return }
+            let key = UInt(bitPattern: logger)
+            FFmpegMessages.lines.withLock { lines in
+                lines.append((key, text))
+                if lines.count > FFmpegMessages.limit { lines.removeFirst(lines.count - FFmpegMessages.limit) }
+            }
+        }
+    }
+
+    /// The latest line logged by `logger`, forgetting all of its lines.
+    package static func take(for logger: UnsafeMutableRawPointer) -> String? {
+        let key = UInt(bitPattern: logger)
+        return lines.withLock { lines in
+            let latest = lines.last { $0.logger == key }?.line
+            lines.removeAll { $0.logger == key }
+            return latest
+        }
+    }
+}
+

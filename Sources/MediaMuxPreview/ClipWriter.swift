@@ -1,0 +1,347 @@
+import MediaMuxBase
+import MediaMuxCore
+internal import CFFmpeg
+
+/// Carries out a clip plan: decodes the span, scales and turns the picture,
+/// encodes H.264 (libx264) and AAC, and writes a faststart MP4 beside the
+/// output that becomes the output only when complete.
+final class ClipWriter {
+    private let plan: ClipPlan
+    private let cancellation: CancellationFlag
+    private let progress: ((PreviewProgress) -> Void)?
+    /// Encoder ticks: 1/90000 s holds 24, 25, 30 and 29.97 fps frames exactly.
+    private static let videoTimeBase = AVRational(num: 1, den: 90000)
+
+    init(plan: ClipPlan, cancellation: CancellationFlag, progress: ((PreviewProgress) -> Void)?) {
+        self.plan = plan
+        self.cancellation = cancellation
+        self.progress = progress
+    }
+
+    func run() throws -> PreviewClipReport {
+        let temporary = TemporaryOutput(finalPath: plan.output)
+        do {
+            let written = try write(to: temporary.path)
+            let bytes = try temporary.commit(overwrite: plan.overwrite)
+            return PreviewClipReport(
+                output: plan.output, start: MediaTime(value: Self.ticks(plan.start), timescale: 90000),
+                duration: MediaTime(value: Self.ticks(plan.duration), timescale: 90000), width: plan.frames.width,
+                height: plan.frames.height, videoFrames: written.frames, hasAudio: written.audioSamples > 0, bytes: bytes)
+        } catch {
+            temporary.discard()
+            throw error
+        }
+    }
+
+    private static func ticks(_ seconds: Double) -> Int64 { Int64((seconds * 90000).rounded()) }
+
+    private func write(to path: String) throws -> (frames: Int, audioSamples: Int64) {
+        let reader = try FrameReader(plan: plan.frames, cancellation: cancellation)
+        let muxer = try MuxerHandle(path: path, reportedPath: plan.output, muxer: "mp4")
+        let video = try VideoEncoder(plan: plan, frameRate: reader.frameRate, globalHeaders: muxer.wantsGlobalHeaders)
+        let videoIndex = try muxer.addStream(encodedBy: video.context).pointee.index
+        var audio: AudioTrackEncoder?
+        var audioIndex: Int32 = -1
+        if let part = plan.audio {
+            let made = try AudioTrackEncoder(plan: plan, audio: part, cancellation: cancellation, globalHeaders: muxer.wantsGlobalHeaders)
+            audioIndex = try muxer.addStream(encodedBy: made.context).pointee.index
+            audio = made
+        }
+        try muxer.open(options: ["movflags": "+faststart"])
+
+        func writer(_ index: Int32, from timeBase: AVRational) -> (UnsafeMutablePointer<AVPacket>) throws -> Void {
+            { packet in
+                packet.pointee.stream_index = index
+                av_packet_rescale_ts(packet, timeBase, muxer.stream(Int(index)).pointee.time_base)
+                try muxer.writeInterleaved(packet)
+            }
+        }
+        let writeVideo = writer(videoIndex, from: Self.videoTimeBase)
+        let writeAudio = writer(audioIndex, from: AVRational(num: 1, den: Int32(plan.audio?.sampleRate ?? 1)))
+
+        let clipEnd = Self.ticks(plan.duration)
+        let expected = max(1, Int(plan.duration * (reader.frameRate.map { Double($0.num) / Double($0.den) } ?? 30)))
+        var frames = 0
+        // A frame is encoded once the next one tells how long it is shown;
+        // two pictures take turns holding it.
+        var pictures = [try FrameBuffer(), try FrameBuffer()]
+        var held: Int64?
+        let turner = try UprightYUV(plan: plan.frames)
+        func encodeHeld(until end: Int64) throws {
+            guard let start = held else { return }
+            // Audio first up to this point, so the muxer's queue stays short.
+            try audio?.encode(until: Double(start) / 90000 + 0.5, write: writeAudio)
+            try video.encode(pictures[0], pts: start, duration: end - start, write: writeVideo)
+            frames += 1
+            progress?(PreviewProgress(done: frames, total: expected))
+            pictures.swapAt(0, 1)
+        }
+        while let (frame, time) = try reader.nextDecoded() {
+            // The frame shown at the start may begin before it: the clip shows it from 0.
+            let ticks = max(0, Self.ticks(time.seconds - plan.start))
+            if let previous = held, ticks <= previous { continue }
+            guard ticks < clipEnd else { break }
+            try turner.convert(frame, into: pictures[1])
+            if held != nil { try encodeHeld(until: ticks) } else { pictures.swapAt(0, 1) }
+            held = ticks
+        }
+        guard held != nil else {
+            throw MediaMuxError.damaged(path: plan.input, detail: "no picture could be decoded after \(fixedPoint(plan.start, decimals: 3)) s")
+        }
+        try encodeHeld(until: clipEnd)
+        try video.finish(write: writeVideo)
+        try audio?.encode(until: .infinity, write: writeAudio)
+        try audio?.finish(write: writeAudio)
+        try muxer.finish()
+        return (frames, audio?.sourceSamples ?? 0)
+    }
+}
+
+/// Scales decoded frames into 4:2:0 of the planned size and turns them upright.
+private final class UprightYUV {
+    private let plan: FramePlan
+    private let scaler: Scaler
+    private let scaled: FrameBuffer
+
+    init(plan: FramePlan) throws {
+        self.plan = plan
+        scaler = Scaler(width: plan.picture.scaledWidth, height: plan.picture.scaledHeight, format: AV_PIX_FMT_YUV420P)
+        scaled = try FrameBuffer()
+        try allocate(scaled, width: plan.picture.scaledWidth, height: plan.picture.scaledHeight, path: plan.path)
+    }
+
+    func convert(_ frame: FrameBuffer, into target: FrameBuffer) throws {
+        av_frame_unref(target.pointer)
+        try allocate(target, width: plan.width, height: plan.height, path: plan.path)
+        target.pointer.pointee.color_primaries = AVCOL_PRI_BT709
+        target.pointer.pointee.color_trc = AVCOL_TRC_BT709
+        target.pointer.pointee.colorspace = AVCOL_SPC_BT709
+        target.pointer.pointee.color_range = AVCOL_RANGE_MPEG
+        if plan.picture.rotation == 0 {
+            try scaler.scale(frame.pointer, into: planes(target), strides: strides(target), path: plan.path)
+            return
+        }
+        try scaler.scale(frame.pointer, into: planes(scaled), strides: strides(scaled), path: plan.path)
+        let from = planes(scaled)
+        let fromStrides = strides(scaled)
+        let to = planes(target)
+        let toStrides = strides(target)
+        for plane in 0..<3 {
+            let divisor = plane == 0 ? 1 : 2
+            turnPicture(
+                from: from[plane]!, sourceStride: Int(fromStrides[plane]),
+                width: plan.picture.scaledWidth / divisor, height: plan.picture.scaledHeight / divisor, bytesPerPixel: 1,
+                rotation: plan.picture.rotation, into: to[plane]!, destinationStride: Int(toStrides[plane]))
+        }
+    }
+
+    private func allocate(_ frame: FrameBuffer, width: Int, height: Int, path: String) throws {
+        frame.pointer.pointee.width = Int32(width)
+        frame.pointer.pointee.height = Int32(height)
+        frame.pointer.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        try ffmpegCheck(av_frame_get_buffer(frame.pointer, 0), "allocating a picture", path: path)
+    }
+}
+
+/// libx264 through libavcodec, BT.709 limited range (what the scaler makes).
+private final class VideoEncoder {
+    private let encoder: EncoderHandle
+    /// Durations of the frames sent, by presentation time, for their packets.
+    private var durations: [Int64: Int64] = [:]
+
+    var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+
+    init(plan: ClipPlan, frameRate: AVRational?, globalHeaders: Bool) throws {
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw MediaMuxError.ffmpeg(operation: "finding the libx264 encoder", path: plan.output, code: FFmpegCode.notAvailable, message: "this FFmpeg was built without libx264")
+        }
+        encoder = try EncoderHandle(codec: codec, path: plan.output)
+        let made = encoder.context
+        made.pointee.width = Int32(plan.frames.width)
+        made.pointee.height = Int32(plan.frames.height)
+        made.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        made.pointee.time_base = AVRational(num: 1, den: 90000)
+        if let frameRate { made.pointee.framerate = frameRate }
+        made.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        made.pointee.colorspace = AVCOL_SPC_BT709
+        made.pointee.color_primaries = AVCOL_PRI_BT709
+        made.pointee.color_trc = AVCOL_TRC_BT709
+        made.pointee.color_range = AVCOL_RANGE_MPEG
+        made.pointee.thread_count = 0
+        if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        let code = encoder.open(options: [("preset", plan.preset), ("crf", String(plan.crf))])
+        if code < 0 {
+            throw MediaMuxError.ffmpeg(
+                operation: "opening libx264 for \(plan.frames.width)x\(plan.frames.height), preset \(plan.preset), crf \(plan.crf)",
+                path: plan.output, code: code, message: ffmpegErrorText(code))
+        }
+    }
+
+    func encode(_ frame: FrameBuffer, pts: Int64, duration: Int64, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        frame.pointer.pointee.pts = pts
+        frame.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        durations[pts] = duration
+        try encoder.encode(frame.pointer, what: "video") { packet in
+            try self.stamp(packet)
+            try write(packet)
+        }
+    }
+
+    func finish(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try encoder.encode(nil, what: "video") { packet in
+            try self.stamp(packet)
+            try write(packet)
+        }
+    }
+
+    private func stamp(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        packet.pointee.duration = durations.removeValue(forKey: packet.pointee.pts) ?? 0
+    }
+}
+
+/// The clip's audio: decoded from its own reader of the input, resampled to
+/// the planned rate and layout, cut to the clip's span to the sample, AAC.
+/// A track that starts after the clip does gets silence before it, so that
+/// it starts with the picture.
+private final class AudioTrackEncoder {
+    private let plan: ClipPlan
+    private let demuxer: DemuxerHandle
+    private let decoder: DecoderHandle
+    private let encoder: EncoderHandle
+    private let resampler: Resampler
+    private let queue: SampleQueue
+    private let packet: PacketBuffer
+    private let decoded: FrameBuffer
+    private let cancellation: CancellationFlag
+    private let streamIndex: Int
+    private let timeBase: AVRational
+    private let rate: Int32
+    private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
+    /// The clip's length in samples.
+    private let totalSamples: Int64
+    /// Where the resampled output begins on the clip's timeline, in samples (from the first frame).
+    private var firstSample: Int64?
+    private var resampled: Int64 = 0
+    private var queued: Int64 = 0
+    private var encodedSamples: Int64 = 0
+    private var inputDone = false
+
+    var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+    /// Samples of the source in the clip (silence not counted).
+    private(set) var sourceSamples: Int64 = 0
+
+    init(plan: ClipPlan, audio: ClipPlan.Audio, cancellation: CancellationFlag, globalHeaders: Bool) throws {
+        self.plan = plan
+        self.cancellation = cancellation
+        rate = Int32(audio.sampleRate)
+        totalSamples = Int64((plan.duration * Double(audio.sampleRate)).rounded())
+        demuxer = try DemuxerHandle(path: plan.input, cancellation: cancellation)
+        let stream = try demuxer.plannedStream(audio.streamIndex, kind: .audio)
+        streamIndex = audio.streamIndex
+        timeBase = stream.pointee.time_base
+        demuxer.keepOnly(audio.streamIndex)
+        decoder = try DecoderHandle(stream: stream, path: plan.input, threads: 1)
+        packet = try PacketBuffer()
+        decoded = try FrameBuffer()
+
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: plan.output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
+        }
+        encoder = try EncoderHandle(codec: codec, path: plan.output)
+        let made = encoder.context
+        made.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        made.pointee.sample_rate = rate
+        av_channel_layout_default(&made.pointee.ch_layout, Int32(audio.channels))
+        made.pointee.bit_rate = Int64(plan.audioBitRate)
+        made.pointee.time_base = AVRational(num: 1, den: rate)
+        if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        let code = encoder.open()
+        try ffmpegCheck(code, "opening the AAC encoder", path: plan.output)
+        resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: plan.input)
+        queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(audio.channels), path: plan.input)
+
+        // Start a little before the clip: every audio packet is a keyframe, but
+        // the first frame decoded after a seek lacks the overlap of the one
+        // before it (MDCT codecs), so that frame falls before the clip and is cut.
+        let preRoll = 0.25
+        if plan.start > preRoll {
+            let seconds = plan.frames.zero.seconds + plan.start - preRoll
+            let target = Int64((seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
+            _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
+        }
+    }
+
+    /// Encodes the clip's audio up to `seconds` on the clip's timeline (all of it for infinity).
+    func encode(until seconds: Double, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let wanted = seconds.isFinite ? min(totalSamples, Int64(max(0, seconds) * Double(rate))) : totalSamples
+        while !inputDone && encodedSamples + Int64(queue.count) < wanted {
+            try readMore()
+        }
+        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
+        while queue.count >= frameSize {
+            try encodeChunk(Int32(frameSize), write: write)
+        }
+    }
+
+    func finish(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        if queue.count > 0 { try encodeChunk(Int32(queue.count), write: write) }
+        try encoder.encode(nil, what: "audio", write: write)
+    }
+
+    /// Decodes one packet's worth and queues its samples that fall inside the clip.
+    private func readMore() throws {
+        if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
+        switch try decoder.receive(into: decoded) {
+        case .frame:
+            if firstSample == nil {
+                let timestamp = VideoFrameSource.timestamp(of: decoded) ?? 0
+                let seconds = Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
+                firstSample = Int64(((seconds - plan.frames.zero.seconds - plan.start) * Double(rate)).rounded())
+            }
+            try keep(resampler.convert(decoded))
+        case .finished:
+            if let rest = try resampler.flush() { try keep(rest) }
+            inputDone = true
+        case .needsInput:
+            if try demuxer.read(into: packet, of: streamIndex) {
+                _ = try decoder.send(packet.pointer)
+            } else {
+                _ = try decoder.send(nil)
+            }
+        }
+    }
+
+    /// Queues the part of a resampled frame that lies inside the clip.
+    private func keep(_ frame: FrameBuffer) throws {
+        let count = Int64(frame.pointer.pointee.nb_samples)
+        let position = (firstSample ?? 0) + resampled
+        resampled += count
+        let from = max(position, 0)
+        let end = min(position + count, totalSamples)
+        if end >= totalSamples { inputDone = true }
+        guard end > from else { return }
+        if queued == 0 && from > 0 {
+            try queueSilence(Int32(clamping: min(from, totalSamples)))
+        }
+        try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
+        queued += end - from
+        sourceSamples += end - from
+    }
+
+    private func queueSilence(_ samples: Int32) throws {
+        let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.input)
+        try ffmpegCheck(
+            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.context.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
+            "allocating audio", path: plan.input)
+        try queue.append(silence, from: 0, samples: samples, bytesPerSample: bytesPerSample)
+        queued += Int64(samples)
+    }
+
+    private func encodeChunk(_ samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.output)
+        try queue.take(samples, into: frame)
+        frame.pointer.pointee.pts = encodedSamples
+        encodedSamples += Int64(samples)
+        try encoder.encode(frame.pointer, what: "audio", write: write)
+    }
+}

@@ -1,0 +1,174 @@
+import MediaMuxBase
+import MediaMuxCore
+internal import CFFmpeg
+internal import CFFmpegScale
+
+/// One encoder: owns its AVCodecContext from allocation to deinit, so a
+/// failure while setting it up frees it too.
+final class EncoderHandle {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let codec: UnsafePointer<AVCodec>
+    let path: String
+    private let packet: PacketBuffer
+
+    init(codec: UnsafePointer<AVCodec>, path: String) throws {
+        self.codec = codec
+        self.path = path
+        packet = try PacketBuffer()
+        guard let made = avcodec_alloc_context3(codec) else {
+            throw MediaMuxError.outOfMemory("allocating an encoder", path: path)
+        }
+        context = made
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&doomed)
+    }
+
+    /// Opens the encoder with private options; returns FFmpeg's code.
+    func open(options: [(String, String)] = []) -> Int32 {
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        return avcodec_open2(context, codec, &dictionary)
+    }
+
+    /// Encodes a frame (nil: the end) and hands every packet ready to `write`.
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?, what: String, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try ffmpegCheck(avcodec_send_frame(context, frame), "encoding \(what)", path: path)
+        while true {
+            let code = avcodec_receive_packet(context, packet.pointer)
+            if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
+            try ffmpegCheck(code, "encoding \(what)", path: path)
+            try write(packet.pointer)
+            av_packet_unref(packet.pointer)
+        }
+    }
+}
+
+/// An audio frame of `samples` samples in `format`, with buffers.
+func makeAudioFrame(
+    samples: Int32, format: AVSampleFormat, layout: UnsafePointer<AVChannelLayout>, rate: Int32, path: String
+) throws -> FrameBuffer {
+    let frame = try FrameBuffer()
+    frame.pointer.pointee.nb_samples = samples
+    frame.pointer.pointee.format = format.rawValue
+    frame.pointer.pointee.sample_rate = rate
+    try ffmpegCheck(av_channel_layout_copy(&frame.pointer.pointee.ch_layout, layout), "allocating audio", path: path)
+    try ffmpegCheck(av_frame_get_buffer(frame.pointer, 0), "allocating audio", path: path)
+    return frame
+}
+
+/// Planar pointers of a frame, as the audio APIs take them.
+func planePointers(_ frame: FrameBuffer, offset samples: Int = 0, bytesPerSample: Int = 0) -> [UnsafeMutableRawPointer?] {
+    let data = frame.pointer.pointee.data
+    return [data.0, data.1, data.2, data.3, data.4, data.5, data.6, data.7].map { plane in
+        plane.map { UnsafeMutableRawPointer($0) + samples * bytesPerSample }
+    }
+}
+
+/// libswresample into one format, layout and rate, set up from the frames
+/// themselves: a stream whose layout, format or rate changes midway (ADTS
+/// and MPEG-TS can; HE-AAC's decoder reports more than its container) gets
+/// a new conversion from that frame on.
+final class Resampler {
+    private var context: OpaquePointer?
+    private var output: AVChannelLayout
+    private let format: AVSampleFormat
+    private let rate: Int32
+    private let path: String
+    private var input: (format: Int32, rate: Int32, channels: Int32, order: UInt32, mask: UInt64)?
+
+    init(layout: UnsafePointer<AVChannelLayout>, format: AVSampleFormat, rate: Int32, path: String) throws {
+        output = AVChannelLayout()
+        self.format = format
+        self.rate = rate
+        self.path = path
+        try ffmpegCheck(av_channel_layout_copy(&output, layout), "setting up the resampler", path: path)
+    }
+
+    deinit {
+        swr_free(&context)
+        av_channel_layout_uninit(&output)
+    }
+
+    /// Converts `frame` into a new frame of the output format (which may hold
+    /// no samples while the resampler fills its delay).
+    func convert(_ frame: FrameBuffer) throws -> FrameBuffer {
+        let f = frame.pointer
+        if f.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC {
+            // Unnamed channels: call them the usual layout for their number.
+            let channels = f.pointee.ch_layout.nb_channels
+            av_channel_layout_uninit(&f.pointee.ch_layout)
+            av_channel_layout_default(&f.pointee.ch_layout, max(channels, 1))
+        }
+        let layout = f.pointee.ch_layout
+        let key = (f.pointee.format, f.pointee.sample_rate, layout.nb_channels, layout.order.rawValue, layout.u.mask)
+        if input == nil || input! != key {
+            try configure(for: f)
+            input = key
+        }
+        let out = try outputFrame(capacity: swr_get_out_samples(context, f.pointee.nb_samples))
+        try ffmpegCheck(swr_convert_frame(context, out.pointer, f), "resampling audio", path: path)
+        return out
+    }
+
+    /// What the resampler still holds, at the end.
+    func flush() throws -> FrameBuffer? {
+        guard context != nil else { return nil }
+        let out = try outputFrame(capacity: swr_get_out_samples(context, 0))
+        try ffmpegCheck(swr_convert_frame(context, out.pointer, nil), "resampling audio", path: path)
+        return out.pointer.pointee.nb_samples > 0 ? out : nil
+    }
+
+    private func outputFrame(capacity: Int32) throws -> FrameBuffer {
+        try withUnsafePointer(to: &output) { layout in
+            try makeAudioFrame(samples: max(capacity, 1), format: format, layout: layout, rate: rate, path: path)
+        }
+    }
+
+    private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws {
+        swr_free(&context)
+        guard let made = swr_alloc() else {
+            throw MediaMuxError.outOfMemory("setting up the resampler", path: path)
+        }
+        context = made
+        let template = try outputFrame(capacity: 1)
+        try ffmpegCheck(swr_config_frame(made, template.pointer, frame), "setting up the resampler", path: path)
+        try ffmpegCheck(swr_init(made), "setting up the resampler", path: path)
+    }
+}
+
+/// An AVAudioFifo of planar samples.
+final class SampleQueue {
+    private let fifo: OpaquePointer
+    private let path: String
+
+    init(format: AVSampleFormat, channels: Int32, path: String) throws {
+        self.path = path
+        guard let made = av_audio_fifo_alloc(format, channels, 4096) else {
+            throw MediaMuxError.outOfMemory("allocating audio", path: path)
+        }
+        fifo = made
+    }
+
+    deinit { av_audio_fifo_free(fifo) }
+
+    var count: Int { Int(av_audio_fifo_size(fifo)) }
+
+    /// Queues `samples` samples of `frame` from `offset` on.
+    func append(_ frame: FrameBuffer, from offset: Int, samples: Int32, bytesPerSample: Int) throws {
+        guard samples > 0 else { return }
+        var planes = planePointers(frame, offset: offset, bytesPerSample: bytesPerSample)
+        let written = planes.withUnsafeMutableBufferPointer { av_audio_fifo_write(fifo, $0.baseAddress, samples) }
+        try ffmpegCheck(written, "queueing audio", path: path)
+    }
+
+    /// Moves `samples` samples into `frame`, whose buffers hold that many.
+    func take(_ samples: Int32, into frame: FrameBuffer) throws {
+        var planes = planePointers(frame)
+        let read = planes.withUnsafeMutableBufferPointer { av_audio_fifo_read(fifo, $0.baseAddress, samples) }
+        try ffmpegCheck(read, "queueing audio", path: path)
+    }
+}

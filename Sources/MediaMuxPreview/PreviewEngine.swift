@@ -1,0 +1,163 @@
+import MediaMuxBase
+import MediaMuxCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Pictures of a video: frames decoded, scaled and turned upright as the
+/// file is shown; images, contact sheets and short preview clips. Blocking
+/// work happens off the caller's task; a call cancelled with its Task throws
+/// `MediaMuxError.cancelled` and leaves no partial output.
+public struct PreviewEngine: Sendable {
+    public init() {}
+
+    /// The frames of `path` that `options` selects, upright and scaled.
+    public func frames(of path: String, options: FrameOptions = FrameOptions()) -> PreviewFrames {
+        PreviewFrames(path: path, options: options)
+    }
+
+    /// Writes the selected frames of `path` as images into `folder` (made if
+    /// missing), named `frame-NN-S.mmms.png` in time order. A failure removes
+    /// the images this call wrote; an existing file is kept unless `overwrite`.
+    public func writeFrames(
+        of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> [WrittenImage] {
+        try await runFFmpeg { flag in
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.framePlan(info, options: options)
+            let madeFolder = try prepareFolder(folder)
+            let encoder = ImageEncoder(format: format)
+            var written: [WrittenImage] = []
+            do {
+                let reader = try FrameReader(plan: plan, cancellation: flag)
+                while let frame = try reader.next() {
+                    let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
+                    written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
+                    progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
+                }
+            } catch {
+                for image in written { unlink(image.path) }
+                if madeFolder { rmdir(folder) }
+                throw error
+            }
+            return written
+        }
+    }
+
+    /// A contact sheet of `path`: `options.frames` evenly spaced frames in a
+    /// grid, each labelled with its time, as one PNG.
+    public func contactSheet(
+        of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> WrittenImage {
+        try await runFFmpeg { flag in
+            try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
+            let reader = try FrameReader(plan: plan.frames, cancellation: flag)
+            var drawing = SheetDrawing(layout: plan.layout)
+            var done = 0
+            while let frame = try reader.next() {
+                drawing.add(frame)
+                done += 1
+                progress?(PreviewProgress(done: done, total: options.frames))
+            }
+            let sheet = drawing.canvas.frame
+            let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
+            let size = try commit(bytes, to: output, overwrite: overwrite)
+            return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
+        }
+    }
+}
+
+extension PreviewEngine {
+    /// Encodes one frame as PNG or JPEG and writes it to `path`, which shows
+    /// up only complete; an existing file is kept unless `overwrite`.
+    public func writeImage(_ frame: PreviewFrame, to path: String, format: ImageFormat = .png, overwrite: Bool = false) throws -> WrittenImage {
+        try store(frame, encoder: ImageEncoder(format: format), to: path, overwrite: overwrite)
+    }
+
+}
+
+/// The name `writeFrames` gives frame `number` (from 1) of `count`:
+/// `frame-01-2.500s.png`, numbered with enough digits to sort in time order.
+package func frameFileName(number: Int, of count: Int?, time: MediaTime, format: ImageFormat) -> String {
+    let digits = max(2, String(count ?? 1000).count)
+    let text = String(number)
+    return "frame-" + String(repeating: "0", count: max(0, digits - text.count)) + text
+        + "-" + time.secondsText() + "s." + format.fileExtension
+}
+
+private func store(_ frame: PreviewFrame, encoder: ImageEncoder, to target: String, overwrite: Bool) throws -> WrittenImage {
+    let size = try commit(encoder.encode(frame, path: target), to: target, overwrite: overwrite)
+    return WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size)
+}
+
+/// Writes a finished file beside `target` and moves it into place.
+func commit(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int {
+    let temporary = TemporaryOutput(finalPath: target)
+    do {
+        try temporary.store(bytes)
+        return try temporary.commit(overwrite: overwrite)
+    } catch {
+        temporary.discard()
+        throw error
+    }
+}
+
+/// A folder for images: made when missing (its parent must exist). True
+/// when this call made it.
+@discardableResult
+package func prepareFolder(_ folder: String) throws -> Bool {
+    var info = stat()
+    if stat(folder, &info) == 0 {
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw MediaMuxError.outputNotWritable(path: folder, reason: "not a folder")
+        }
+        return false
+    }
+    if mkdir(folder, 0o755) == 0 { return true }
+    if errno == EEXIST { return false }
+    if errno == ENOENT { throw MediaMuxError.outputDirectoryMissing(path: folder) }
+    throw MediaMuxError.outputNotWritable(path: folder, reason: systemErrorText())
+}
+
+/// Checks an output file's name and place before any work starts.
+func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) throws {
+    let name = namePart(of: output)
+    let ext = name.split(separator: ".", omittingEmptySubsequences: false).count > 1
+        ? String(name.split(separator: ".").last ?? "").lowercased() : ""
+    guard extensions.contains(ext) else {
+        throw MediaMuxError.invalidOption("\(output): the file name must end in ." + extensions.joined(separator: " or ."))
+    }
+    var info = stat()
+    var folderInfo = stat()
+    let folder = folderPart(of: output)
+    guard stat(folder, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
+        throw MediaMuxError.outputDirectoryMissing(path: output)
+    }
+    if stat(output, &info) == 0 {
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder") }
+        if !overwrite { throw MediaMuxError.outputExists(path: output) }
+    }
+}
+
+extension PreviewEngine {
+    /// A short H.264 + AAC MP4 of `path` (libx264, `options.preset`), upright,
+    /// scaled to `options.height`, faststart; written beside `output` and
+    /// moved into place when complete.
+    public func previewClip(
+        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws -> PreviewClipReport {
+        try await runFFmpeg { flag in
+            try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
+            let info = try Prober(cancellation: flag).probe(path: path)
+            let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
+            return try ClipWriter(plan: plan, cancellation: flag, progress: progress).run()
+        }
+    }
+}

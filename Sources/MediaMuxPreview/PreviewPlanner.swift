@@ -1,0 +1,295 @@
+import MediaMuxBase
+import MediaMuxCore
+/// Every decision of a preview job, made from probed facts before any frame
+/// is decoded: which moments, which picture size, which turn. Pure: tested
+/// without FFmpeg. The frame reader and the encoders only carry it out.
+struct FramePlan: Equatable, Sendable {
+    enum Moments: Equatable, Sendable {
+        /// Every frame shown from `from` until `to` (seconds on the video's timeline).
+        case every(from: Double, to: Double)
+        /// The frame shown at each time, ascending.
+        case at([Double])
+    }
+
+    var path: String
+    var streamIndex: Int
+    /// Where the video's first frame is shown on the file's timeline: time zero.
+    var zero: MediaTime
+    /// MP4/MOV: where the first frame is shown in the track's own
+    /// composition time. Frames are then read with FFmpeg's edit-list
+    /// handling off and placed by the sample table, as a merge copies them:
+    /// FFmpeg 5.1 misplaces an edit that starts before the first sync sample.
+    var mediaStart: MediaTime?
+    var moments: Moments
+    /// How each frame is scaled and turned.
+    var picture: PictureSize
+    var layout: PixelLayout
+    var paced: Bool
+    /// The video's length on its own timeline.
+    var duration: Double
+    /// The most frames the job can yield (for numbering files).
+    var mostFrames: Int
+
+    /// Size of the frames handed out.
+    var width: Int { picture.width }
+    var height: Int { picture.height }
+
+    var frameCount: Int? {
+        if case .at(let times) = moments { return times.count }
+        return nil
+    }
+}
+
+/// How a job's pictures are made: scaled to `scaledWidth` x `scaledHeight`
+/// in coded orientation, then turned clockwise by `rotation` into the upright
+/// `width` x `height` handed out (the longest side at the size asked for, or
+/// the display size).
+public struct PictureSize: Equatable, Sendable {
+    public internal(set) var width: Int
+    public internal(set) var height: Int
+    public internal(set) var scaledWidth: Int
+    public internal(set) var scaledHeight: Int
+    /// 0, 90, 180 or 270.
+    public internal(set) var rotation: Int
+
+    /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
+    /// Sides never exceed this, whatever the source's pixel aspect says.
+    static let largest = 16384
+
+    init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
+        // A source without a size (which the planners refuse first) counts as one pixel.
+        self.rotation = rotation
+        let codedWidth = max(codedWidth, 1)
+        let codedHeight = max(codedHeight, 1)
+        let displayWidth = Double(codedWidth) * aspect.ratio
+        let turned = rotation % 180 != 0
+        let (uprightWidth, uprightHeight) = turned ? (Double(codedHeight), displayWidth) : (displayWidth, Double(codedHeight))
+        let factor: Double
+        let fixedHeight = fixedHeight.map { even ? max(2, $0 / 2 * 2) : $0 }
+        if let fixedHeight {
+            factor = Double(fixedHeight) / uprightHeight
+        } else if let longest {
+            factor = Double(longest) / max(uprightWidth, uprightHeight)
+        } else {
+            factor = 1
+        }
+        func side(_ value: Double) -> Int {
+            let bounded = min(max(value, 1), Double(Self.largest))
+            if even { return max(2, Int((bounded / 2).rounded()) * 2) }
+            return max(1, Int(bounded.rounded()))
+        }
+        width = side(uprightWidth * factor)
+        height = fixedHeight ?? side(uprightHeight * factor)
+        (scaledWidth, scaledHeight) = turned ? (height, width) : (width, height)
+    }
+}
+
+struct PreviewPlanner {
+    static let largestSide = 8192
+    static let mostFrames = 100_000
+
+    /// The video stream a job works on, and its length.
+    static func videoStream(of info: MediaInfo, index: Int?) throws -> (stream: StreamInfo, duration: Double) {
+        let candidates = info.videoStreams
+        let stream: StreamInfo
+        if let index {
+            guard let chosen = candidates.first(where: { $0.index == index }) else {
+                throw MediaMuxError.streamIndexOutOfRange(kind: .video, index: index, available: candidates.count, path: info.path)
+            }
+            stream = chosen
+        } else {
+            guard let first = candidates.first else { throw MediaMuxError.noStream(kind: .video, path: info.path) }
+            stream = first
+        }
+        guard let width = stream.width, let height = stream.height, width > 0, height > 0 else {
+            throw MediaMuxError.damaged(path: info.path, detail: "the video stream has no picture size")
+        }
+        guard let duration = stream.duration, duration.seconds > 0 else {
+            throw MediaMuxError.unknownDuration(kind: .video, path: info.path)
+        }
+        return (stream, duration.seconds)
+    }
+
+    static func framePlan(_ info: MediaInfo, options: FrameOptions) throws -> FramePlan {
+        let (stream, duration) = try videoStream(of: info, index: options.videoStream)
+        if let size = options.size, !(1...largestSide).contains(size) {
+            throw MediaMuxError.invalidOption("size must be between 1 and \(largestSide) pixels, not \(size)")
+        }
+        let moments = try self.moments(options.selection, duration: duration, path: info.path)
+        let size = PictureSize(
+            codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
+            rotation: stream.rotation, longest: options.size)
+        return framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: options.layout, paced: options.paced)
+    }
+
+    private static func framePlan(
+        _ path: String, _ stream: StreamInfo, duration: Double, moments: FramePlan.Moments, size: PictureSize,
+        layout: PixelLayout, paced: Bool
+    ) -> FramePlan {
+        // Frame files are numbered with enough digits for the most there can be.
+        let most: Int
+        switch moments {
+        case .at(let times): most = times.count
+        case .every(let from, let to): most = stream.packetCount ?? Int(min((to - from) * 1000, 1e12))
+        }
+        return FramePlan(
+            path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()),
+            mediaStart: stream.mediaTimeline?.start, moments: moments,
+            picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
+    }
+
+    /// The moments a selection names, checked against the video's length.
+    static func moments(_ selection: FrameSelection, duration: Double, path: String) throws -> FramePlan.Moments {
+        func checkRange(_ from: Double, _ to: Double?) throws -> Double {
+            guard from.isFinite, from >= 0 else { throw MediaMuxError.invalidOption("a start time must be 0 or more seconds, not \(from)") }
+            guard from < duration else { throw pastTheEnd(from, duration: duration, path: path) }
+            let end = min(to ?? duration, duration)
+            guard end.isFinite, end > from else {
+                throw MediaMuxError.invalidOption("the end time must come after the start time (\(from) s)")
+            }
+            return end
+        }
+        switch selection {
+        case .all(let from, let to):
+            return .every(from: from, to: try checkRange(from, to))
+        case .rate(let perSecond, let from, let to):
+            guard perSecond.isFinite, perSecond > 0, perSecond <= 1000 else {
+                throw MediaMuxError.invalidOption("a frame rate must be above 0 and at most 1000 a second, not \(perSecond)")
+            }
+            let end = try checkRange(from, to)
+            let steps = Int(((end - from) * perSecond).rounded(.up))
+            guard steps <= mostFrames else { throw tooMany(steps) }
+            return .at((0..<steps).map { from + Double($0) / perSecond }.filter { $0 < end })
+        case .times(let times):
+            guard !times.isEmpty else { throw MediaMuxError.invalidOption("no times given") }
+            guard times.count <= mostFrames else { throw tooMany(times.count) }
+            for time in times {
+                guard time.isFinite, time >= 0 else { throw MediaMuxError.invalidOption("a time must be 0 or more seconds, not \(time)") }
+                guard time < duration else { throw pastTheEnd(time, duration: duration, path: path) }
+            }
+            return .at(Array(Set(times)).sorted())
+        case .evenlySpaced(let count):
+            guard count >= 1 else { throw MediaMuxError.invalidOption("the number of frames must be at least 1, not \(count)") }
+            guard count <= mostFrames else { throw tooMany(count) }
+            // Each frame stands for the middle of its share of the video,
+            // which keeps fades at the very start and end off the sheet.
+            let step = duration / Double(count)
+            return .at((0..<count).map { (Double($0) + 0.5) * step })
+        }
+    }
+
+    /// The most pixels a contact sheet may have (about 150 MB of RGB while drawn).
+    static let largestSheet = 50_000_000
+
+    /// A contact sheet: its frames, grid and labels, checked for size before any decoding.
+    static func sheetPlan(_ info: MediaInfo, output: String, options: ContactSheetOptions) throws -> (frames: FramePlan, layout: SheetLayout) {
+        let grid = try sheetColumns(frames: options.frames, columns: options.columns)
+        let frames = try framePlan(info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
+        // Labels at double size on large tiles, when the longest one fits a tile.
+        let scale = frames.width >= 200 ? 2 : 1
+        let widest = sheetLabel(frames.duration)
+        let fits = PixelFont.width(of: widest, scale: scale) + 4 * scale <= frames.width
+            && (PixelFont.height + 4) * scale <= frames.height
+        let layout = SheetLayout(
+            columns: grid.columns, rows: grid.rows, tileWidth: frames.width, tileHeight: frames.height, labelScale: fits ? scale : nil)
+        guard layout.width <= PictureSize.largest, layout.height <= PictureSize.largest, layout.width * layout.height <= largestSheet else {
+            throw MediaMuxError.invalidOption(
+                "\(output): a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
+                    + "use fewer frames or a smaller size")
+        }
+        return (frames, layout)
+    }
+
+    /// The grid of a contact sheet: about as many columns as rows, one more
+    /// column than rows when they cannot be equal.
+    static func sheetColumns(frames: Int, columns: Int?) throws -> (columns: Int, rows: Int) {
+        guard frames >= 1, frames <= 1000 else {
+            throw MediaMuxError.invalidOption("a contact sheet holds 1 to 1000 frames, not \(frames)")
+        }
+        if let columns, columns < 1 || columns > 100 {
+            throw MediaMuxError.invalidOption("a contact sheet has 1 to 100 columns, not \(columns)")
+        }
+        var chosen = columns ?? 1
+        if columns == nil { while chosen * chosen < frames { chosen += 1 } }
+        chosen = min(chosen, frames)
+        return (chosen, (frames + chosen - 1) / chosen)
+    }
+
+    /// The YUV matrix to read a frame with, by its H.273 number (FFmpeg's
+    /// AVColorSpace): the one it declares when libswscale knows it (BT.709,
+    /// FCC, BT.601, SMPTE 240M, BT.2020), else BT.709 for HD sizes and
+    /// BT.601 below, which is what players assume for untagged video.
+    static func colourMatrix(declared: Int32, height: Int) -> Int32 {
+        if [1, 4, 5, 6, 7, 9, 10].contains(declared) { return declared }
+        return height > 576 ? 1 : 5
+    }
+
+    private static func pastTheEnd(_ time: Double, duration: Double, path: String) -> MediaMuxError {
+        .invalidOption("\(path): \(fixedPoint(time, decimals: 3)) s is past the end of the video (\(fixedPoint(duration, decimals: 3)) s)")
+    }
+
+    private static func tooMany(_ count: Int) -> MediaMuxError {
+        .invalidOption("\(count) frames asked for; the most is \(mostFrames)")
+    }
+}
+
+/// Everything a preview clip decides: the span, the picture, the audio.
+struct ClipPlan: Equatable, Sendable {
+    struct Audio: Equatable, Sendable {
+        var streamIndex: Int
+        var sampleRate: Int
+        var channels: Int
+    }
+
+    var input: String
+    var output: String
+    /// Every frame from `start` to `end`, scaled to even sides, turned upright.
+    var frames: FramePlan
+    var start: Double
+    var end: Double
+    var audio: Audio?
+    var preset: String
+    var crf: Int
+    var audioBitRate: Int
+    var overwrite: Bool
+
+    var duration: Double { end - start }
+}
+
+extension PreviewPlanner {
+    /// Sample rates FFmpeg's AAC encoder takes.
+    static let aacRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+
+    static func clipPlan(_ info: MediaInfo, output: String, options: PreviewClipOptions, overwrite: Bool) throws -> ClipPlan {
+        let (stream, duration) = try videoStream(of: info, index: nil)
+        guard options.seconds.isFinite, options.seconds > 0 else {
+            throw MediaMuxError.invalidOption("a clip must be longer than 0 seconds, not \(options.seconds)")
+        }
+        guard (2...4320).contains(options.height) else {
+            throw MediaMuxError.invalidOption("a clip's height must be between 2 and 4320 pixels, not \(options.height)")
+        }
+        guard (0...51).contains(options.crf) else { throw MediaMuxError.invalidOption("crf must be between 0 and 51, not \(options.crf)") }
+        let moments = try self.moments(.all(from: options.start, to: options.start + options.seconds), duration: duration, path: info.path)
+        guard case .every(let start, let end) = moments else { throw MediaMuxError.invalidOption("no span") }
+        let size = PictureSize(
+            codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
+            rotation: stream.rotation, longest: nil, height: options.height, even: true)
+        let frames = framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: .rgb, paced: false)
+        // The first audio stream comes along when it plays during the clip, as
+        // stereo (or mono) AAC at its own rate where AAC has it. Times of both
+        // tracks are measured from the video's first frame.
+        let audio = info.audioStreams.first.flatMap { track -> ClipPlan.Audio? in
+            guard let rate = track.sampleRate, rate > 0, let channels = track.channels, channels > 0 else { return nil }
+            if let first = track.start, let last = track.end {
+                let playsFrom = (track.origin + first - frames.zero).seconds
+                let playsUntil = (track.origin + last - frames.zero).seconds
+                guard playsFrom < end, playsUntil > start else { return nil }
+            }
+            let chosen = aacRates.contains(rate) ? rate : 48000
+            return ClipPlan.Audio(streamIndex: track.index, sampleRate: chosen, channels: min(channels, 2))
+        }
+        return ClipPlan(
+            input: info.path, output: output, frames: frames, start: start, end: end, audio: audio,
+            preset: options.preset, crf: options.crf, audioBitRate: options.audioBitRate, overwrite: overwrite)
+    }
+}

@@ -1,0 +1,141 @@
+import MediaMuxBase
+import MediaMuxCore
+/// One decoded picture, upright and scaled, as plain bytes: Sendable, free of
+/// FFmpeg types, ready for a player, an image encoder or a comparison.
+public struct PreviewFrame: Sendable, Equatable {
+    /// Where the frame is shown on the video's own timeline, whose zero is
+    /// its first presented frame.
+    public var time: MediaTime
+    public var width: Int
+    public var height: Int
+    public var layout: PixelLayout
+    /// Rows top to bottom, no padding: `width * layout.bytesPerPixel` bytes each.
+    public var pixels: [UInt8]
+
+    public var bytesPerRow: Int { width * layout.bytesPerPixel }
+
+    public init(time: MediaTime, width: Int, height: Int, layout: PixelLayout, pixels: [UInt8]) {
+        self.time = time
+        self.width = width
+        self.height = height
+        self.layout = layout
+        self.pixels = pixels
+    }
+}
+
+public enum PixelLayout: String, Sendable, Equatable {
+    /// 8-bit red, green, blue.
+    case rgb
+    /// 8-bit red, green, blue, alpha (opaque).
+    case rgba
+
+    public var bytesPerPixel: Int { self == .rgb ? 3 : 4 }
+}
+
+/// Which frames a frame stream yields. Times are seconds on the video's own
+/// timeline (0 is its first frame). Every choice yields frames in time order.
+public enum FrameSelection: Sendable, Equatable {
+    /// Every decoded frame shown from `start` until `end` (the end of the video when nil).
+    case all(from: Double = 0, to: Double? = nil)
+    /// The frame shown at each step of `perSecond` frames a second, from `start` until `end`.
+    case rate(perSecond: Double, from: Double = 0, to: Double? = nil)
+    /// The frame shown at each of these times (sorted, repeats dropped).
+    case times([Double])
+    /// `count` evenly spaced frames, each from the middle of its `1/count` of
+    /// the video: at `(k + 0.5) * duration / count` seconds.
+    case evenlySpaced(count: Int)
+}
+
+public struct FrameOptions: Sendable, Equatable {
+    public var selection: FrameSelection
+    /// The longest side of the upright picture in pixels; nil keeps the display size.
+    public var size: Int?
+    public var layout: PixelLayout
+    /// Yield frames at the pace they would be shown (for a player), rather than as fast as they decode.
+    public var paced: Bool
+    /// Which video stream; nil is the first.
+    public var videoStream: Int?
+
+    public init(
+        selection: FrameSelection = .evenlySpaced(count: 12), size: Int? = 320, layout: PixelLayout = .rgb,
+        paced: Bool = false, videoStream: Int? = nil
+    ) {
+        self.selection = selection
+        self.size = size
+        self.layout = layout
+        self.paced = paced
+        self.videoStream = videoStream
+    }
+}
+
+public enum ImageFormat: String, Sendable, Equatable, CaseIterable {
+    case png, jpeg
+
+    public var fileExtension: String { self == .png ? "png" : "jpg" }
+}
+
+/// A file MediaMux wrote, for reports.
+public struct WrittenImage: Sendable, Equatable {
+    public var path: String
+    /// The frame's time (for a contact sheet: nil).
+    public var time: MediaTime?
+    public var width: Int
+    public var height: Int
+    public var bytes: Int
+}
+
+public struct ContactSheetOptions: Sendable, Equatable {
+    /// Frames on the sheet, evenly spaced from the first.
+    public var frames: Int
+    /// Columns of the grid; nil picks about as many columns as rows, wider than tall.
+    public var columns: Int?
+    /// The longest side of each picture on the sheet.
+    public var tileSize: Int
+
+    public init(frames: Int = 12, columns: Int? = nil, tileSize: Int = 320) {
+        self.frames = frames
+        self.columns = columns
+        self.tileSize = tileSize
+    }
+}
+
+public struct PreviewClipOptions: Sendable, Equatable {
+    /// Seconds into the video where the clip begins.
+    public var start: Double
+    /// Length of the clip in seconds (shorter when the input ends first).
+    public var seconds: Double
+    /// Height of the upright picture; the width follows the display aspect ratio (rounded to even).
+    public var height: Int
+    /// libx264's preset.
+    public var preset: String
+    /// libx264's constant rate factor.
+    public var crf: Int
+    public var audioBitRate: Int
+
+    public init(start: Double = 0, seconds: Double = 5, height: Int = 360, preset: String = "fast", crf: Int = 23, audioBitRate: Int = 128_000) {
+        self.start = start
+        self.seconds = seconds
+        self.height = height
+        self.preset = preset
+        self.crf = crf
+        self.audioBitRate = audioBitRate
+    }
+}
+
+public struct PreviewClipReport: Sendable, Equatable {
+    public var output: String
+    public var start: MediaTime
+    public var duration: MediaTime
+    public var width: Int
+    public var height: Int
+    public var videoFrames: Int
+    public var hasAudio: Bool
+    public var bytes: Int
+}
+
+/// Progress of a preview job: `fraction` of the frames or of the clip's time done.
+public struct PreviewProgress: Sendable, Equatable {
+    public var done: Int
+    public var total: Int
+    public var fraction: Double { total > 0 ? min(1, Double(done) / Double(total)) : 0 }
+}

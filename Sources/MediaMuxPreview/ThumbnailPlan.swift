@@ -1,0 +1,65 @@
+import MediaMuxBase
+import MediaMuxCore
+
+/// Thumbnails a merge makes from the keyframes it copies, in the same pass.
+public struct ThumbnailOptions: Sendable, Equatable {
+    /// The longest side of the upright picture.
+    public var size: Int
+    /// At least this many seconds between two thumbnails; nil spaces about 12 over the output.
+    public var every: Double?
+
+    public init(size: Int = 320, every: Double? = nil) {
+        self.size = size
+        self.every = every
+    }
+}
+
+/// Which keyframes of a merge become thumbnails and how they look: upright
+/// as the output is shown (its written rotation), at most one per `spacing`.
+public struct ThumbnailPlan: Sendable, Equatable {
+    public var spacing: MediaTime
+    /// At most this many (9999, so that four-digit names sort).
+    public var most: Int
+    public var picture: PictureSize
+
+    /// Pure: thumbnails spaced `every` seconds apart, or a twelfth of the
+    /// merge's output; nil for a video that declares no picture size.
+    public init?(_ options: ThumbnailOptions, merge plan: MergePlan, video: StreamInfo) throws(MediaMuxError) {
+        try options.validate()
+        guard let width = video.width, let height = video.height, width > 0, height > 0 else { return nil }
+        let end = plan.end
+        // Whole milliseconds, from 1 ms to about 11 days: beyond that, one thumbnail.
+        let every = min(max(options.every ?? end.seconds / 12, 0.001), 1e9)
+        spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
+        picture = PictureSize(
+            codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: plan.rotation.degrees, longest: options.size)
+        most = min(9999, Int(end.seconds / every) + 1)
+    }
+}
+
+extension ThumbnailPlan {
+    /// The merge observer that makes thumbnails of the keyframes copied and
+    /// hands them to `handler`, on the merge's thread.
+    package static func observing(
+        _ options: ThumbnailOptions, handler: @escaping @Sendable (PreviewFrame) -> Void
+    ) -> @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? {
+        { plan, video in
+            guard let thumbnails = try ThumbnailPlan(options, merge: plan, video: video) else { return nil }
+            return PacketObserving(product: "thumbnails") { stream in
+                try KeyframeThumbnailer(plan: thumbnails, stream: stream, path: plan.video.path, handler: handler)
+            }
+        }
+    }
+}
+
+extension ThumbnailOptions {
+    /// Throws the option error a merge with these thumbnails would.
+    public func validate() throws(MediaMuxError) {
+        guard (1...PreviewPlanner.largestSide).contains(size) else {
+            throw .invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(size)")
+        }
+        if let every, !(every > 0 && every.isFinite) {
+            throw .invalidOption("thumbnails must be more than 0 seconds apart, not \(every)")
+        }
+    }
+}
