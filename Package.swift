@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // FFmpeg's demuxing, decoding and encoding libraries, with stateless shims.
@@ -38,8 +39,14 @@ let package = Package(
         ),
         // FFmpeg's log callback, which keeps state, in C.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
-        // Times, errors, the MP4 box reader, temporary outputs: no C, no FFmpeg.
-        .target(name: "MediaMuxBase"),
+        // Times, errors, the MP4 box reader, temporary outputs, the runtime (thread pool, logger): no C of its own, no FFmpeg.
+        .target(
+            name: "MediaMuxBase",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // Downloads: HTTP, resuming, the cache. No FFmpeg.
         .target(
             name: "MediaMuxDownload",
@@ -56,7 +63,13 @@ let package = Package(
         // Decoding, scaling, images, contact sheets, preview clips, merge thumbnails (through the observer).
         .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg", "CFFmpegScale"]),
         // The facade that composes the others.
-        .target(name: "MediaMux", dependencies: ["MediaMuxBase", "MediaMuxCore", "MediaMuxPreview", "MediaMuxDownload"]),
+        .target(
+            name: "MediaMux",
+            dependencies: [
+                "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview", "MediaMuxDownload",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         .executableTarget(
             name: "muxctl",
             dependencies: [
@@ -66,6 +79,7 @@ let package = Package(
                 "MediaMuxPreview",
                 "MediaMuxDownload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -81,6 +95,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(

@@ -5,24 +5,32 @@
 
 #include <libavutil/log.h>
 
-// The one sink of the process, read on FFmpeg's logging threads.
-static _Atomic(CFFmpegLog_error_sink) error_sink = NULL;
+// The one sink of the process and the most verbose level it wants, read on
+// FFmpeg's logging threads.
+static _Atomic(CFFmpegLog_sink) sink = NULL;
+static atomic_int wanted_level = AV_LOG_ERROR;
 
 static void log_trampoline(void *logger, int level, const char *format, va_list arguments) {
-    CFFmpegLog_error_sink sink = atomic_load(&error_sink);
-    if (sink && level <= AV_LOG_ERROR) {
-        char line[512];
-        int print_prefix = 0;
-        va_list copy;
-        va_copy(copy, arguments);
-        av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
-        va_end(copy);
-        sink(logger, line);
+    CFFmpegLog_sink current = atomic_load(&sink);
+    if (!current || level > atomic_load(&wanted_level)) {
+        return;
     }
-    av_log_default_callback(logger, level, format, arguments);
+    char line[1024];
+    int print_prefix = 0;
+    va_list copy;
+    va_copy(copy, arguments);
+    av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
+    va_end(copy);
+    current(logger, level, line);
 }
 
-void CFFmpegLog_install_error_sink(CFFmpegLog_error_sink sink) {
-    atomic_store(&error_sink, sink);
+void CFFmpegLog_install_sink(CFFmpegLog_sink new_sink) {
+    atomic_store(&sink, new_sink);
     av_log_set_callback(log_trampoline);
+}
+
+void CFFmpegLog_raise_level(int level) {
+    int seen = atomic_load(&wanted_level);
+    while (level > seen && !atomic_compare_exchange_weak(&wanted_level, &seen, level)) {
+    }
 }

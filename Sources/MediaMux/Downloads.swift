@@ -1,6 +1,6 @@
 import MediaMuxCore
 
-/// Downloads as `MediaDownloads` makes them, with FFmpeg's probe judging the
+/// Downloads as `DownloadEngine` makes them, with FFmpeg's probe judging the
 /// bodies whose first bytes do not say whether they are audio.
 extension MuxEngine {
     /// Downloads `url` into the download cache (or revalidates the cached
@@ -10,7 +10,7 @@ extension MuxEngine {
         _ url: String, options: DownloadOptions = DownloadOptions(),
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws -> DownloadResult {
-        try await MediaDownloads.download(url, options: options, progress: progress, probeForAudio: ffmpegAudioProbe)
+        try await downloads.download(url, options: options, progress: progress, probeForAudio: ffmpegAudioProbe)
     }
 
     /// Downloads `url` to `destination`. Through the cache unless
@@ -21,26 +21,26 @@ extension MuxEngine {
         _ url: String, to destination: String, overwrite: Bool = false,
         options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws -> DownloadResult {
-        try await MediaDownloads.download(
+        try await downloads.download(
             url, to: destination, overwrite: overwrite, options: options, progress: progress, probeForAudio: ffmpegAudioProbe)
     }
 
     /// The complete downloads in the cache, most recently used first.
     public func cachedDownloads(in directory: String? = nil) throws -> [CachedDownload] {
-        try MediaDownloads.cachedDownloads(in: directory)
+        try downloads.cachedDownloads(in: directory)
     }
 
     /// Empties the download cache, partial transfers included, except what a
     /// download running meanwhile holds; returns how many files were removed.
     @discardableResult
     public func clearDownloadCache(in directory: String? = nil) throws -> Int {
-        try MediaDownloads.clearDownloadCache(in: directory)
+        try downloads.clearDownloadCache(in: directory)
     }
 }
 
 /// FFmpeg's answer for downloaded bodies the download module cannot
 /// recognise alone (Ogg, Matroska and other containers).
 let ffmpegAudioProbe: AudioProbe = { path, flag in
-    FFmpegLogging.quietUnlessChosen()
+    FFmpegMessages.listen(for: MediaRuntime.silentLogger)
     return !(try Prober(cancellation: flag).probe(path: path).audioStreams.isEmpty)
 }

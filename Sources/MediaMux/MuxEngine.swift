@@ -2,6 +2,7 @@
 @_exported import MediaMuxCore
 @_exported import MediaMuxDownload
 @_exported import MediaMuxPreview
+public import AsyncHTTPClient
 
 /// MediaMux as one: merging by stream copy (`MediaMuxCore`), previews
 /// (`MediaMuxPreview`) and downloads (`MediaMuxDownload`), composed: a merge
@@ -20,10 +21,14 @@ public struct MuxEngine: Sendable {
 
     public var merging: MergeEngine
     public var previews: PreviewEngine
+    public var downloads: DownloadEngine
 
-    public init(merging: MergeEngine = MergeEngine(), previews: PreviewEngine = PreviewEngine()) {
-        self.merging = merging
-        self.previews = previews
+    /// One runtime (thread pool and logger) for all three parts; downloads
+    /// use `httpClient` when given (see `DownloadEngine.httpClient`).
+    public init(runtime: MediaRuntime = MediaRuntime(), httpClient: HTTPClient? = nil) {
+        merging = MergeEngine(runtime: runtime)
+        previews = PreviewEngine(runtime: runtime)
+        downloads = DownloadEngine(runtime: runtime, httpClient: httpClient)
     }
 
     /// What MediaMux sees in a media file.

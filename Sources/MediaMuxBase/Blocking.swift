@@ -1,19 +1,32 @@
-import Dispatch
+import NIOPosix
 
-/// Runs blocking work (FFmpeg, hashing, file copies) on its own thread; Task cancellation raises the
-/// flag the packet loop and FFmpeg's interrupt callback check.
-package func runBlocking<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
-    try await runBlocking(raising: CancellationFlag(), body)
+/// Runs blocking work (FFmpeg, hashing, file copies) on the runtime's bounded
+/// thread pool, never on Swift's cooperative threads; Task cancellation
+/// raises the flag the packet loop and FFmpeg's interrupt callback check, so
+/// a cancelled call ends with `MediaMuxError.cancelled` naming its file.
+/// Work queued behind a full pool waits its turn: a hundred concurrent calls
+/// never start a hundred threads.
+package func runBlocking<T: Sendable>(
+    on pool: NIOThreadPool, _ body: @escaping @Sendable (CancellationFlag) throws -> T
+) async throws -> T {
+    try await runBlocking(on: pool, raising: CancellationFlag(), body)
 }
 
 /// The same, raising a flag that outlives the call (a frame stream's, checked
 /// by every step of its decoding).
-package func runBlocking<T: Sendable>(raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
+package func runBlocking<T: Sendable>(
+    on pool: NIOThreadPool, raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T
+) async throws -> T {
     try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            // Blocking calls stay off Swift's cooperative threads.
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try body(flag) })
+            // Not runIfActive: it answers a cancellation with CancellationError
+            // before the work starts; here the work itself sees the flag and
+            // says which file it was working on.
+            pool.submit { state in
+                switch state {
+                case .active: continuation.resume(with: Result { try body(flag) })
+                case .cancelled: continuation.resume(throwing: MediaMuxError.runtimeStopped)
+                }
             }
         }
     } onCancel: {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// Every failure MediaMux reports. Each case names the file it is about, so a
 /// message can always say which input or output went wrong; `description` is
 /// the one line a command-line tool prints, `hint` an optional next step.
@@ -28,6 +34,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     case cache(path: String, reason: String)
     case ffmpeg(operation: String, path: String, code: Int32, message: String)
     case cancelled(path: String)
+    /// The runtime's thread pool was shut down before the work could run.
+    case runtimeStopped
 
     public var description: String {
         switch self {
@@ -80,7 +88,66 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): \(operation) failed (\(message))"
         case .cancelled(let path):
             return "\(path): interrupted"
+        case .runtimeStopped:
+            return "MediaMux's thread pool has been shut down"
         }
+    }
+
+    /// What kind of failure this is, for callers that handle kinds alike.
+    public enum Kind: String, Sendable, Equatable {
+        /// An input file (or downloaded body) is missing, unreadable, not media, damaged or lacks what is needed.
+        case input
+        /// The output cannot be written there or in that form.
+        case output
+        /// The options (or the URL) asked for something impossible.
+        case option
+        /// A download failed: the network, the server, or the bytes that arrived.
+        case network
+        /// The Task was cancelled.
+        case cancelled
+        /// FFmpeg failed; `ffmpegCode` and the message say how.
+        case ffmpeg
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .fileNotFound, .notAFile, .unreadable, .notMedia, .damaged, .noStream, .unknownDuration, .notAudio:
+            return .input
+        case .unsupportedOutputExtension, .codecNotSupportedInContainer, .outputExists, .outputDirectoryMissing,
+            .outputNotWritable, .cache:
+            return .output
+        case .streamIndexOutOfRange, .invalidOption, .unsupportedURL, .runtimeStopped:
+            return .option
+        case .http, .network, .tooLarge, .incomplete, .checksumMismatch:
+            return .network
+        case .cancelled:
+            return .cancelled
+        case .ffmpeg:
+            return .ffmpeg
+        }
+    }
+
+    /// The file or URL the error concerns (nil for an option error that names none).
+    public var subject: String? {
+        switch self {
+        case .fileNotFound(let path), .notAFile(let path), .unreadable(let path, _), .notMedia(let path, _),
+            .damaged(let path, _), .noStream(_, let path), .streamIndexOutOfRange(_, _, _, let path),
+            .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _),
+            .codecNotSupportedInContainer(_, _, let path), .outputExists(let path), .outputDirectoryMissing(let path),
+            .outputNotWritable(let path, _), .cache(let path, _), .ffmpeg(_, let path, _, _), .cancelled(let path):
+            return path
+        case .unsupportedURL(let url, _), .http(_, let url), .network(let url, _), .tooLarge(let url, _),
+            .incomplete(let url, _, _), .checksumMismatch(let url, _, _), .notAudio(let url, _, _):
+            return url
+        case .invalidOption, .runtimeStopped:
+            return nil
+        }
+    }
+
+    /// FFmpeg's own error code (a negative AVERROR), for `.ffmpeg` errors.
+    public var ffmpegCode: Int32? {
+        if case .ffmpeg(_, _, let code, _) = self { return code }
+        return nil
     }
 
 }
@@ -103,4 +170,9 @@ private func httpReason(_ status: Int) -> String {
     case 504: return "Gateway Timeout"
     default: return status >= 500 ? "(server error)" : status >= 400 ? "(client error)" : "(unexpected)"
     }
+}
+
+/// `localizedDescription` is the one-line message, as `description` is.
+extension MediaMuxError: LocalizedError {
+    public var errorDescription: String? { description }
 }

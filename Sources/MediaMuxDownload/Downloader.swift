@@ -1,4 +1,5 @@
 import MediaMuxBase
+import AsyncHTTPClient
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,20 +16,29 @@ package struct Downloader {
     /// tell (Ogg, Matroska, others): the facade passes FFmpeg's probe. Without
     /// one, such a body is taken as it is.
     package let probeForAudio: AudioProbe?
+    /// Where hashing and probing run.
+    package let runtime: MediaRuntime
+    /// The caller's HTTP client, or nil for one of the download's own.
+    package let client: HTTPClient?
     private let clock = ContinuousClock()
 
-    package init(url: String, options: DownloadOptions, progress: (@Sendable (DownloadProgress) -> Void)?, probeForAudio: AudioProbe? = nil) {
+    package init(
+        url: String, options: DownloadOptions, progress: (@Sendable (DownloadProgress) -> Void)?, probeForAudio: AudioProbe? = nil,
+        runtime: MediaRuntime = MediaRuntime(), client: HTTPClient? = nil
+    ) {
         self.url = url
         self.options = options
         self.progress = progress
         self.probeForAudio = probeForAudio
+        self.runtime = runtime
+        self.client = client
     }
 
     package func intoCache(_ cache: DownloadCache) async throws -> DownloadResult {
         let started = clock.now
         let key = cache.key(for: url)
         return try await cache.withLock(key) {
-            let transfer = HTTPTransfer(url: url, partialPath: cache.partialPath(key), options: options, progress: progress)
+            let transfer = HTTPTransfer(url: url, partialPath: cache.partialPath(key), options: options, progress: progress, client: client)
             let save: @Sendable (ResourceValidators) throws -> Void = { try cache.savePartialValidators(key, $0) }
             if let record = cache.record(key) {
                 let outcome: TransferOutcome
@@ -66,7 +76,7 @@ package struct Downloader {
         return try await withFileLock(
             partial + ".lock", removingAfter: true, failure: { MediaMuxError.outputNotWritable(path: destination, reason: $0) }
         ) {
-            let transfer = HTTPTransfer(url: url, partialPath: partial, options: options, progress: progress)
+            let transfer = HTTPTransfer(url: url, partialPath: partial, options: options, progress: progress, client: client)
             let known: ResourceValidators? = fileSize(partial) > 0 ? readJSONFile(validatorsPath) : nil
             let outcome: TransferOutcome
             do {
@@ -107,7 +117,7 @@ package struct Downloader {
         var digest: String?
         if let expected = options.expectedSHA256 {
             // Hashing gigabytes and probing block; they run on a thread of their own.
-            let actual = try await runBlocking { _ in SHA256.hex(try SHA256.hashFile(atPath: path)) }
+            let actual = try await runBlocking(on: runtime.threadPool) { _ in SHA256.hex(try SHA256.hashFile(atPath: path)) }
             guard actual == expected else {
                 discard()
                 throw MediaMuxError.checksumMismatch(url: url, expected: expected, actual: actual)
@@ -120,7 +130,7 @@ package struct Downloader {
                 // MP4/M4A (what soundtracks mostly are) by its boxes, the common
                 // audio files and text pages by their first bytes, the rest by the probe.
                 let probe = probeForAudio
-                let hasAudio = try await runBlocking { flag in
+                let hasAudio = try await runBlocking(on: runtime.threadPool) { flag in
                     try recognizedAudio(path: path) ?? probe?(path, flag) ?? true
                 }
                 guard hasAudio else {

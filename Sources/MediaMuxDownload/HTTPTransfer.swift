@@ -42,6 +42,9 @@ package struct HTTPTransfer {
     package let partialPath: String
     package let options: DownloadOptions
     package let progress: (@Sendable (DownloadProgress) -> Void)?
+    /// The caller's client (its own redirect and timeout settings apply), or
+    /// nil for a client of the transfer's own, configured from `options`.
+    package let client: HTTPClient?
 
     /// `known`: validators of the partial file's resource, if any.
     /// `revalidating`: validators of a complete cached copy, to send as If-None-Match / If-Modified-Since.
@@ -60,12 +63,16 @@ package struct HTTPTransfer {
         // A refused connection is one failed attempt; the policy decides on retries.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = .http1Only
+        if let client {
+            return try await attempts(client: client, policy: policy, known: known, revalidating: revalidating, saveValidators: saveValidators)
+        }
         // An event loop of its own: bodies are written to disk from it, which
         // must not hold up other users of the shared one (a server, say).
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            let outcome = try await attempts(configuration: configuration, on: loop, policy: policy, known: known,
-                                             revalidating: revalidating, saveValidators: saveValidators)
+            let outcome = try await HTTPClient.withHTTPClient(eventLoopGroup: loop, configuration: configuration) { client in
+                try await attempts(client: client, policy: policy, known: known, revalidating: revalidating, saveValidators: saveValidators)
+            }
             try? await loop.shutdownGracefully()
             return outcome
         } catch {
@@ -76,11 +83,11 @@ package struct HTTPTransfer {
 
     /// Requests until the policy says the transfer is done or failed.
     private func attempts(
-        configuration: HTTPClient.Configuration, on loop: MultiThreadedEventLoopGroup, policy: TransferPolicy,
+        client: HTTPClient, policy: TransferPolicy,
         known: ResourceValidators?, revalidating: ResourceValidators?,
         saveValidators: @escaping @Sendable (ResourceValidators) throws -> Void
     ) async throws -> TransferOutcome {
-        try await HTTPClient.withHTTPClient(eventLoopGroup: loop, configuration: configuration) { client in
+        do {
             var validators = known
             var attempt = 0
             var resumedFrom: Int64 = 0

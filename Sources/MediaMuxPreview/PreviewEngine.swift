@@ -11,11 +11,16 @@ import Darwin
 /// work happens off the caller's task; a call cancelled with its Task throws
 /// `MediaMuxError.cancelled` and leaves no partial output.
 public struct PreviewEngine: Sendable {
-    public init() {}
+    /// Where the blocking work runs and where FFmpeg's messages go.
+    public var runtime: MediaRuntime
+
+    public init(runtime: MediaRuntime = MediaRuntime()) {
+        self.runtime = runtime
+    }
 
     /// The frames of `path` that `options` selects, upright and scaled.
     public func frames(of path: String, options: FrameOptions = FrameOptions()) -> PreviewFrames {
-        PreviewFrames(path: path, options: options)
+        PreviewFrames(path: path, options: options, runtime: runtime)
     }
 
     /// Writes the selected frames of `path` as images into `folder` (made if
@@ -25,7 +30,7 @@ public struct PreviewEngine: Sendable {
         of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> [WrittenImage] {
-        try await runFFmpeg { flag in
+        try await runFFmpeg(runtime) { flag in
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.framePlan(info, options: options)
             let madeFolder = try prepareFolder(folder)
@@ -53,7 +58,7 @@ public struct PreviewEngine: Sendable {
         of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> WrittenImage {
-        try await runFFmpeg { flag in
+        try await runFFmpeg(runtime) { flag in
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
@@ -153,7 +158,7 @@ extension PreviewEngine {
         of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws -> PreviewClipReport {
-        try await runFFmpeg { flag in
+        try await runFFmpeg(runtime) { flag in
             try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)

@@ -12,8 +12,15 @@ public struct PreviewFrames: AsyncSequence, Sendable {
 
     public let path: String
     public let options: FrameOptions
+    let runtime: MediaRuntime
 
-    public func makeAsyncIterator() -> Iterator { Iterator(state: FrameStreamState(path: path, options: options)) }
+    package init(path: String, options: FrameOptions, runtime: MediaRuntime) {
+        self.path = path
+        self.options = options
+        self.runtime = runtime
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(state: FrameStreamState(path: path, options: options, runtime: runtime)) }
 
     public struct Iterator: AsyncIteratorProtocol {
         fileprivate let state: FrameStreamState
@@ -22,10 +29,14 @@ public struct PreviewFrames: AsyncSequence, Sendable {
     }
 }
 
-/// The reader between steps of one iterator. Each step runs on a thread of
-/// its own; the lock hands the reader from one to the next (an iterator's
-/// `next()` is never called concurrently, so it is never contended).
+/// The reader between steps of one iterator. Each step runs on a pool
+/// thread; the lock hands the reader from one to the next and is never held
+/// while decoding (an iterator's `next()` is never called concurrently).
 private final class FrameStreamState: Sendable {
+    private struct Handoff: @unchecked Sendable {
+        let reader: FrameReader
+    }
+
     private struct Stepping: ~Copyable {
         var reader: FrameReader?
         var finished = false
@@ -37,14 +48,17 @@ private final class FrameStreamState: Sendable {
     private let stepping = Mutex(Stepping())
     private let pace = Mutex<(started: ContinuousClock.Instant, firstTime: MediaTime)?>(nil)
 
-    init(path: String, options: FrameOptions) {
+    let runtime: MediaRuntime
+
+    init(path: String, options: FrameOptions, runtime: MediaRuntime) {
         self.path = path
         self.options = options
+        self.runtime = runtime
     }
 
     func next() async throws -> PreviewFrame? {
         do {
-            guard let frame = try await runFFmpeg(raising: flag, { [self] _ in try step() }) else { return nil }
+            guard let frame = try await runFFmpeg(runtime, raising: flag, { [self] _ in try step() }) else { return nil }
             if options.paced { try await wait(for: frame) }
             return frame
         } catch {
@@ -53,20 +67,31 @@ private final class FrameStreamState: Sendable {
         }
     }
 
+    /// Takes the reader out of the lock, decodes one frame without holding
+    /// it, and puts the reader back.
     private func step() throws -> PreviewFrame? {
-        try stepping.withLock { state in
-            guard !state.finished else { return nil }
-            if state.reader == nil {
-                let info = try Prober(cancellation: flag).probe(path: path)
-                state.reader = try FrameReader(plan: PreviewPlanner.framePlan(info, options: options), cancellation: flag)
-            }
-            guard let frame = try state.reader?.next() else {
-                state.finished = true
-                state.reader = nil
-                return nil
-            }
-            return frame
+        let (finished, taken) = stepping.withLock { state -> (Bool, FrameReader?) in
+            let reader = state.reader
+            state.reader = nil
+            return (state.finished, reader)
         }
+        guard !finished else { return nil }
+        let reader: FrameReader
+        if let taken {
+            reader = taken
+        } else {
+            let info = try Prober(cancellation: flag).probe(path: path)
+            reader = try FrameReader(plan: PreviewPlanner.framePlan(info, options: options), cancellation: flag)
+        }
+        guard let frame = try reader.next() else {
+            stepping.withLock { $0.finished = true }
+            return nil
+        }
+        // Only one step at a time ever holds the reader (an iterator's next()
+        // is never concurrent), so handing it back to the lock is safe.
+        let handedBack = Handoff(reader: reader)
+        stepping.withLock { $0.reader = handedBack.reader }
+        return frame
     }
 
     /// Holds a frame back until it is due, counting from the first one.

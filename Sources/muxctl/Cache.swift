@@ -13,7 +13,7 @@ extension MuxCtl {
             @OptionGroup var common: CommonOptions
 
             func run() async throws {
-                let entries = try await runReportingErrors { [cacheDirectory] in try engine.cachedDownloads(in: muxctlCacheDirectory(cacheDirectory)) }
+                let entries = try await runReportingErrors { [cacheDirectory] in try DownloadEngine().cachedDownloads(in: muxctlCacheDirectory(cacheDirectory)) }
                 if common.json {
                     printJSON(entries)
                     return
@@ -32,7 +32,7 @@ extension MuxCtl {
             @OptionGroup var common: CommonOptions
 
             func run() async throws {
-                let removed = try await runReportingErrors { [cacheDirectory] in try engine.clearDownloadCache(in: muxctlCacheDirectory(cacheDirectory)) }
+                let removed = try await runReportingErrors { [cacheDirectory] in try DownloadEngine().clearDownloadCache(in: muxctlCacheDirectory(cacheDirectory)) }
                 if common.json {
                     printJSON(["removedFiles": removed])
                 } else if !common.quiet {

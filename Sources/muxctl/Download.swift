@@ -51,7 +51,7 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            FFmpegLibraries.setLogging(verbose: common.verbose)
+            let engine = common.engine
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let options = download.options
             let result = try await runReportingErrors { [url, output, force] in

@@ -68,7 +68,7 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            FFmpegLibraries.setLogging(verbose: common.verbose)
+            let engine = common.engine
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
                 rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata)
@@ -85,7 +85,7 @@ extension MuxCtl {
                 var fetched: DownloadResult?
                 var scratch: String?
                 defer { if let scratch { _ = unlinkFile(scratch) } }
-                if MediaDownloads.isDownloadURL(audio) {
+                if DownloadEngine.isDownloadURL(audio) {
                     let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) }
                     let result: DownloadResult
                     if downloadOptions.useCache {
@@ -206,7 +206,7 @@ final class ThumbnailWriter: Sendable {
         guard let number else { return }
         let path = folder + "/" + frameFileName(number: number, of: 9999, time: frame.time, format: .png)
         do {
-            let image = try engine.writeImage(frame, to: path, format: .png, overwrite: overwrite)
+            let image = try PreviewEngine().writeImage(frame, to: path, format: .png, overwrite: overwrite)
             state.withLock { $0.written.append(image) }
         } catch {
             let message = (error as? MediaMuxError)?.description ?? "\(path): \(error)"

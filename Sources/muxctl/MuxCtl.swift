@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaMux
+import Logging
 
 @main
 struct MuxCtl: AsyncParsableCommand {
@@ -18,9 +19,32 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
-    @Flag(name: .long, help: "Let FFmpeg print its own messages to stderr.")
+    @Flag(name: .long, help: "Print FFmpeg's own messages about the files to stderr.")
     var verbose = false
+
+    /// The engine a subcommand calls: silent, or with --verbose logging
+    /// FFmpeg's messages to stderr. (The library's own warnings come back in
+    /// its reports, which muxctl prints.)
+    var engine: MuxEngine {
+        guard verbose else { return MuxEngine() }
+        var logger = Logger(label: "muxctl", factory: { _ in FFmpegMessagePrinter() })
+        logger.logLevel = .info
+        return MuxEngine(runtime: MediaRuntime(logger: logger))
+    }
 }
 
-/// The one engine every subcommand calls.
-let engine = MuxEngine()
+/// Prints FFmpeg's messages to stderr as `ffmpeg: LEVEL: line`.
+struct FFmpegMessagePrinter: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.metadata?["source"] == "ffmpeg" else { return }
+        writeToStandardError("ffmpeg: \(event.level): \(event.message)\n")
+    }
+}

@@ -73,7 +73,7 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            FFmpegLibraries.setLogging(verbose: common.verbose)
+            let engine = common.engine
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
                 bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total > 0 ? "/\(progress.total)" : ""))

@@ -9,7 +9,7 @@ extension MuxCtl {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            FFmpegLibraries.setLogging(verbose: common.verbose)
+            let engine = common.engine
             let info = try await runReportingErrors { try await engine.probe(file) }
             if common.json {
                 printJSON(ProbeSummary(info))

@@ -525,10 +525,10 @@ struct DownloadTests {
             server.serve("/song.webm", body: webm, contentType: "audio/webm")
             server.serve("/page.m4a", body: Self.bytes(Fixtures.path("html_page.m4a")), contentType: "audio/mp4")
             let options = Self.options(folder, useCache: false)
-            let kept = try await MediaDownloads.download(server.url("/song.webm"), to: folder.path("song.webm"), options: options)
+            let kept = try await DownloadEngine().download(server.url("/song.webm"), to: folder.path("song.webm"), options: options)
             #expect(kept.bytes == Int64(webm.count))
             let error = await Self.failure {
-                try await MediaDownloads.download(server.url("/page.m4a"), to: folder.path("page.m4a"), options: options)
+                try await DownloadEngine().download(server.url("/page.m4a"), to: folder.path("page.m4a"), options: options)
             }
             guard case .notAudio(_, _, let detail)? = error as? MediaMuxError else {
                 Issue.record("expected notAudio, got \(String(describing: error))")
@@ -588,7 +588,7 @@ struct DownloadTests {
             let url = server.url("/song.webm")
             let options = Self.options(folder, useCache: false)
             let task = Task {
-                try await MediaDownloads.download(url, to: destination, overwrite: false, options: options, progress: nil, probeForAudio: probe)
+                try await DownloadEngine().download(url, to: destination, overwrite: false, options: options, progress: nil, probeForAudio: probe)
             }
             while !entered.value.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
             task.cancel()

@@ -20,6 +20,17 @@ struct ProbeTests {
         #expect(result.stdout.hasPrefix("muxctl 0.1.0-dev (FFmpeg "), "\(result)")
     }
 
+    @Test("FFmpeg's own messages appear with --verbose only")
+    func verbose() async throws {
+        let path = "TestMedia/real/fuzz_two_moov_no_mdat_bad_timescale.mp4"
+        let quiet = try await MuxCtl.run(["probe", path])
+        #expect(!quiet.stderr.contains("ffmpeg:") && !quiet.stderr.contains("mdhd"), "\(quiet)")
+        let verbose = try await MuxCtl.run(["probe", "--verbose", path])
+        #expect(verbose.stderr.contains("ffmpeg: error: Invalid mdhd time scale"), "\(verbose)")
+        #expect(verbose.stderr.contains("ffmpeg: warning: Found duplicated MOOV Atom"), "\(verbose)")
+        #expect(verbose.status == quiet.status, "\(verbose)")
+    }
+
     @Test("text output lists every stream")
     func text() async throws {
         let path = "TestMedia/h264_bframes_aac.mp4"

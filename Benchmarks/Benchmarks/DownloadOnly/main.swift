@@ -19,7 +19,7 @@ guard arguments.count == 3 else {
     exit(2)
 }
 do {
-    let result = try await MediaDownloads.download(arguments[1], to: arguments[2], overwrite: true, options: DownloadOptions(useCache: false))
+    let result = try await DownloadEngine().download(arguments[1], to: arguments[2], overwrite: true, options: DownloadOptions(useCache: false))
     print("\(result.bytes) bytes")
 } catch {
     complain("error: \(error)")

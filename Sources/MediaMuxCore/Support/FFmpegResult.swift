@@ -45,35 +45,3 @@ extension MediaMuxError {
         .ffmpeg(operation: operation, path: path, code: FFmpegCode.outOfMemory, message: "out of memory")
     }
 }
-
-/// FFmpeg's own error lines ("moov atom not found"), kept per logging object
-/// so that an error can say what FFmpeg saw in that file. Bounded: lines from
-/// objects nobody asks about are dropped oldest first.
-package enum FFmpegMessages {
-    private static let lines = Mutex<[(logger: UInt, line: String)]>([])
-    private static let limit = 64
-
-    package static func install() {
-        CFFmpegLog_install_error_sink { logger, line in
-            guard let line else { return }
-            let text = String(cString: line).trimmingWhitespace()
-            guard !text.isEmpty else { return }
-            let key = UInt(bitPattern: logger)
-            FFmpegMessages.lines.withLock { lines in
-                lines.append((key, text))
-                if lines.count > FFmpegMessages.limit { lines.removeFirst(lines.count - FFmpegMessages.limit) }
-            }
-        }
-    }
-
-    /// The latest line logged by `logger`, forgetting all of its lines.
-    package static func take(for logger: UnsafeMutableRawPointer) -> String? {
-        let key = UInt(bitPattern: logger)
-        return lines.withLock { lines in
-            let latest = lines.last { $0.logger == key }?.line
-            lines.removeAll { $0.logger == key }
-            return latest
-        }
-    }
-}
-

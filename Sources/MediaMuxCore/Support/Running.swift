@@ -1,29 +1,110 @@
 import MediaMuxBase
-package import CFFmpeg
-package import CFFmpegLog
+import Logging
+internal import CFFmpeg
+internal import CFFmpegLog
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Runs blocking FFmpeg work off the caller's task (see runBlocking), with
-/// FFmpeg's own logging quiet unless the caller chose it.
-package func runFFmpeg<T: Sendable>(_ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
-    FFmpegLogging.quietUnlessChosen()
-    return try await runBlocking(raising: CancellationFlag(), body)
+/// Runs blocking FFmpeg work on the runtime's pool (see runBlocking), with
+/// FFmpeg's messages on that thread going to the runtime's logger.
+package func runFFmpeg<T: Sendable>(
+    _ runtime: MediaRuntime, _ body: @escaping @Sendable (CancellationFlag) throws -> T
+) async throws -> T {
+    try await runFFmpeg(runtime, raising: CancellationFlag(), body)
 }
 
 /// The same, raising a flag that outlives the call.
-package func runFFmpeg<T: Sendable>(raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T) async throws -> T {
-    FFmpegLogging.quietUnlessChosen()
-    return try await runBlocking(raising: flag, body)
+package func runFFmpeg<T: Sendable>(
+    _ runtime: MediaRuntime, raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T
+) async throws -> T {
+    FFmpegMessages.listen(for: runtime.logger)
+    return try await runBlocking(on: runtime.threadPool, raising: flag) { flag in
+        try FFmpegMessages.withLogger(runtime.logger) { try body(flag) }
+    }
 }
 
-/// FFmpeg prints warnings to stderr by default; a library should not.
-package enum FFmpegLogging {
-    static let chosen = Atomic<Bool>(false)
+/// FFmpeg's own lines ("moov atom not found"). Errors are kept per logging
+/// object so that an error can say what FFmpeg saw in that file (bounded:
+/// lines from objects nobody asks about are dropped oldest first). Every line
+/// logged on a thread doing a call's work goes to that call's logger; lines
+/// from FFmpeg's own decoding threads have no call to go to and are dropped.
+/// Nothing is printed.
+package enum FFmpegMessages {
+    private static let errors = Mutex<[(logger: UInt, line: String)]>([])
+    private static let limit = 64
     private static let installed = Atomic<Bool>(false)
+    /// The logger of the call each pool thread is working for.
+    private static let loggers = Mutex<[UInt: Logger]>([:])
 
-    package static func quietUnlessChosen() {
-        if !installed.exchange(true, ordering: .relaxed) { FFmpegMessages.install() }
-        if !chosen.load(ordering: .relaxed) { av_log_set_level(AV_LOG_QUIET) }
+    /// Installs the sink once, and asks FFmpeg for the lines `logger` shows.
+    package static func listen(for logger: Logger) {
+        if !installed.exchange(true, ordering: .relaxed) { CFFmpegLog_install_sink(sink) }
+        CFFmpegLog_raise_level(ffmpegLevel(showing: logger.logLevel))
+    }
+
+    static func withLogger<T>(_ logger: Logger, _ body: () throws -> T) rethrows -> T {
+        let thread = currentThread()
+        loggers.withLock { $0[thread] = logger }
+        defer { _ = loggers.withLock { $0.removeValue(forKey: thread) } }
+        return try body()
+    }
+
+    /// The latest error line logged by `logger`, forgetting all of its lines.
+    package static func take(for logger: UnsafeMutableRawPointer) -> String? {
+        let key = UInt(bitPattern: logger)
+        return errors.withLock { lines in
+            let latest = lines.last { $0.logger == key }?.line
+            lines.removeAll { $0.logger == key }
+            return latest
+        }
+    }
+
+    private static let sink: CFFmpegLog_sink = { object, level, line in
+        guard let line else { return }
+        let text = String(cString: line).trimmingWhitespace()
+        guard !text.isEmpty else { return }
+        if level <= AV_LOG_ERROR {
+            let key = UInt(bitPattern: object)
+            errors.withLock { lines in
+                lines.append((key, text))
+                if lines.count > limit { lines.removeFirst(lines.count - limit) }
+            }
+        }
+        let thread = currentThread()
+        guard let logger = loggers.withLock({ $0[thread] }) else { return }
+        logger.log(level: logLevel(ffmpeg: level), "\(text)", metadata: ["source": "ffmpeg"])
+    }
+
+    private static func logLevel(ffmpeg level: Int32) -> Logger.Level {
+        switch level {
+        case ...AV_LOG_ERROR: return .error
+        case ...AV_LOG_WARNING: return .warning
+        case ...AV_LOG_INFO: return .info
+        case ...AV_LOG_VERBOSE: return .debug
+        default: return .trace
+        }
+    }
+
+    private static func ffmpegLevel(showing level: Logger.Level) -> Int32 {
+        switch level {
+        case .trace: return AV_LOG_DEBUG
+        case .debug: return AV_LOG_VERBOSE
+        case .info, .notice: return AV_LOG_INFO
+        case .warning: return AV_LOG_WARNING
+        case .error, .critical: return AV_LOG_ERROR
+        }
+    }
+
+    private static func currentThread() -> UInt {
+        #if os(Linux)
+        return UInt(pthread_self())
+        #else
+        return UInt(bitPattern: pthread_self())
+        #endif
     }
 }
 
@@ -31,11 +112,4 @@ package enum FFmpegLogging {
 public enum FFmpegLibraries {
     /// As they name their build ("5.1.9-0+deb12u1" on Debian 12).
     public static var version: String { String(cString: av_version_info()) }
-
-    /// Sets how much FFmpeg itself prints to stderr. MediaMux keeps it quiet
-    /// unless told otherwise: its own errors say what went wrong.
-    public static func setLogging(verbose: Bool) {
-        FFmpegLogging.chosen.store(true, ordering: .relaxed)
-        av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_QUIET)
-    }
 }

@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOPosix
+import Synchronization
+import Testing
+@testable import MediaMux
+@testable import MediaMuxCore
+
+/// What a caller gives MediaMux to run on: its own thread pool, logger and
+/// HTTP client, and the errors it gets back.
+@Suite("runtime")
+struct RuntimeTests {
+    /// A LogHandler that keeps what it is given.
+    final class Recorder: Sendable {
+        struct Entry: Sendable { var level: Logger.Level; var message: String; var source: String? }
+        private let entries = Mutex<[Entry]>([])
+        var all: [Entry] { entries.withLock { $0 } }
+
+        func logger(level: Logger.Level = .info) -> Logger {
+            var logger = Logger(label: "test", factory: { _ in Handler(recorder: self) })
+            logger.logLevel = level
+            return logger
+        }
+
+        struct Handler: LogHandler {
+            let recorder: Recorder
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) {
+                let source = event.metadata?["source"].map { "\($0)" }
+                recorder.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", source: source)) }
+            }
+        }
+    }
+
+    /// FFmpeg's complaints about a file reach the caller's logger at their
+    /// levels; the default runtime's logger discards them.
+    @Test func ffmpegMessagesGoToTheCallersLogger() async throws {
+        let recorder = Recorder()
+        let engine = MergeEngine(runtime: MediaRuntime(logger: recorder.logger()))
+        _ = try? await engine.probe(Fixtures.path("real/fuzz_two_moov_no_mdat_bad_timescale.mp4"))
+        let fromFFmpeg = recorder.all.filter { $0.source == "ffmpeg" }
+        #expect(fromFFmpeg.contains { $0.level == .error && $0.message.contains("mdhd time scale") }, "\(fromFFmpeg.map(\.message))")
+        #expect(fromFFmpeg.contains { $0.level == .warning && $0.message.contains("duplicated MOOV") }, "\(fromFFmpeg.map(\.message))")
+
+        // A logger at .error gets the error and not the warning.
+        let quieter = Recorder()
+        _ = try? await MergeEngine(runtime: MediaRuntime(logger: quieter.logger(level: .error)))
+            .probe(Fixtures.path("real/fuzz_two_moov_no_mdat_bad_timescale.mp4"))
+        #expect(quieter.all.contains { $0.message.contains("mdhd time scale") })
+        #expect(!quieter.all.contains { $0.message.contains("duplicated MOOV") })
+    }
+
+    /// A merge's warnings come back in its report and go to the logger too.
+    @Test func mergeWarningsAreLogged() async throws {
+        let folder = try TemporaryFolder()
+        let recorder = Recorder()
+        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let engine = MuxEngine(runtime: MediaRuntime(logger: recorder.logger()))
+        // Room for the movie header FFmpeg writes, not for the boxes carried
+        // into it after: it moves to the end, with a warning.
+        var bare = try await engine.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
+        bare.video.sampleEntry = nil
+        bare.audio.sampleEntry = nil
+        bare.metadata = MetadataCarry.plan(video: try await engine.probe(video), keep: false)
+        _ = try await engine.execute(bare)
+        let bareMovie = try #require(try MP4File(path: folder.path("bare.mp4")).topLevelBoxes(ofType: "moov").first)
+        var plan = try await engine.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
+        plan.movieHeader = .reservedAtFront(bytes: Int(bareMovie.size) + 8)
+        let report = try await engine.execute(plan)
+        #expect(!report.warnings.isEmpty)
+        #expect(report.warnings.allSatisfy { warning in recorder.all.contains { $0.level == .warning && $0.message == warning } })
+    }
+
+    /// Blocking work runs on the pool the caller gives: eight previews at
+    /// once on a two-thread pool all finish, on no more than two threads.
+    @Test func blockingWorkRunsOnTheCallersPool() async throws {
+        let pool = NIOThreadPool(numberOfThreads: 2)
+        pool.start()
+        defer { pool.shutdownGracefully { _ in } }
+        let engine = MuxEngine(runtime: MediaRuntime(threadPool: pool))
+        let threads = ThreadSet()
+        let folder = try TemporaryFolder()
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<8 {
+                let into = folder.path("frames-\(index)")
+                group.addTask {
+                    let images = try await engine.writeFrames(
+                        of: Fixtures.path("h264_frame_index.mp4"), into: into,
+                        options: FrameOptions(selection: .evenlySpaced(count: 3), size: 64)
+                    ) { _ in threads.insertCurrent() }
+                    return images.count
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 3, count: 8))
+        let used = threads.all
+        #expect(!used.isEmpty && used.count <= 2, "\(used.count) threads")
+    }
+
+    /// Work given to a pool that has shut down fails with an error, not a hang.
+    @Test func aStoppedPoolIsAnError() async throws {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        try await pool.shutdownGracefully()
+        let engine = MergeEngine(runtime: MediaRuntime(threadPool: pool))
+        await #expect(throws: MediaMuxError.runtimeStopped) {
+            _ = try await engine.probe(Fixtures.path("aac_2s.m4a"))
+        }
+    }
+
+    /// Downloads go through the caller's HTTP client, which stays usable after.
+    @Test func downloadsUseTheCallersHTTPClient() async throws {
+        let server = try await TestHTTPServer.start()
+        let folder = try TemporaryFolder()
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        do {
+            let song = Array(FileManager.default.contents(atPath: Fixtures.path("aac_2s.m4a")) ?? Data())
+            server.serve("/song.m4a", body: song)
+            let engine = MuxEngine(httpClient: client)
+            for name in ["a.m4a", "b.m4a"] {
+                let result = try await engine.download(
+                    server.url("/song.m4a"), to: folder.path(name), options: DownloadOptions(cacheDirectory: folder.path("cache"), useCache: false))
+                #expect(result.bytes == Int64(song.count))
+            }
+        } catch {
+            try? await client.shutdown()
+            try? await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        try await server.stop()
+    }
+
+    /// Errors say what kind they are and what they concern; their
+    /// localizedDescription is the one-line message.
+    @Test func errorsHaveKindsSubjectsAndMessages() async throws {
+        let missing = Fixtures.path("no_such_file.mp4")
+        do {
+            _ = try await MergeEngine().probe(missing)
+            Issue.record("probing a missing file succeeded")
+        } catch let error as MediaMuxError {
+            #expect(error.kind == .input)
+            #expect(error.subject == missing)
+            #expect(error.localizedDescription == "\(missing): no such file")
+            #expect((error as any Error).localizedDescription == "\(missing): no such file")
+        }
+        #expect(MediaMuxError.http(status: 503, url: "http://127.0.0.1/a").kind == .network)
+        #expect(MediaMuxError.outputExists(path: "o.mp4").kind == .output)
+        #expect(MediaMuxError.invalidOption("x").kind == .option && MediaMuxError.invalidOption("x").subject == nil)
+        #expect(MediaMuxError.cancelled(path: "o.mp4").kind == .cancelled)
+        let ffmpeg = MediaMuxError.ffmpeg(operation: "decoding", path: "a.mp4", code: -12, message: "out of memory")
+        #expect(ffmpeg.kind == .ffmpeg && ffmpeg.ffmpegCode == -12)
+    }
+}
+
+private final class ThreadSet: Sendable {
+    private let ids = Mutex<Set<UInt>>([])
+    var all: Set<UInt> { ids.withLock { $0 } }
+    func insertCurrent() { _ = ids.withLock { $0.insert(currentThreadID()) } }
+}
+
+private func currentThreadID() -> UInt {
+    #if os(Linux)
+    return UInt(pthread_self())
+    #else
+    return UInt(bitPattern: pthread_self())
+    #endif
+}
