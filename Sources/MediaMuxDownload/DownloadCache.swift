@@ -49,9 +49,7 @@ package struct DownloadCache {
     }
 
     package func key(for url: String) -> String {
-        var hasher = SHA256()
-        hasher.update(Array(url.utf8))
-        return String(SHA256.hex(hasher.finalize()).prefix(32))
+        String(FileDigest.sha256(of: Array(url.utf8)).prefix(32))
     }
 
     package func path(_ name: String) -> String { directory + "/" + name }

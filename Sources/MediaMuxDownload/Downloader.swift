@@ -117,7 +117,7 @@ package struct Downloader {
         var digest: String?
         if let expected = options.expectedSHA256 {
             // Hashing gigabytes and probing block; they run on a thread of their own.
-            let actual = try await runBlocking(on: runtime.threadPool) { _ in SHA256.hex(try SHA256.hashFile(atPath: path)) }
+            let actual = try await runBlocking(on: runtime.threadPool) { _ in try FileDigest.sha256(file: path) }
             guard actual == expected else {
                 discard()
                 throw MediaMuxError.checksumMismatch(url: url, expected: expected, actual: actual)

@@ -25,13 +25,11 @@ struct DownloadTests {
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {
-        var hasher = SHA256()
-        hasher.update(bytes)
-        return SHA256.hex(hasher.finalize())
+        FileDigest.sha256(of: bytes)
     }
 
     static func sha256(file path: String) throws -> String {
-        SHA256.hex(try SHA256.hashFile(atPath: path))
+        try FileDigest.sha256(file: path)
     }
 
     /// Short retry delays and the test's own cache folder. The idle timeout is
