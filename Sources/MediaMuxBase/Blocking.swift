@@ -33,3 +33,13 @@ package func runBlocking<T: Sendable>(
         flag.raise()
     }
 }
+
+/// A public call's body with its errors typed: what `body` throws, as
+/// `MediaMuxError(error, subject:)` makes it.
+package func typedErrors<T>(subject: String, _ body: () async throws -> T) async throws(MediaMuxError) -> T {
+    do {
+        return try await body()
+    } catch {
+        throw MediaMuxError(error, subject: subject)
+    }
+}

@@ -36,6 +36,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled(path: String)
     /// The runtime's thread pool was shut down before the work could run.
     case runtimeStopped
+    /// A failure MediaMux did not expect, about `path`: a defect to report.
+    case unexpected(path: String, detail: String)
 
     public var description: String {
         switch self {
@@ -90,6 +92,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): interrupted"
         case .runtimeStopped:
             return "MediaMux's thread pool has been shut down"
+        case .unexpected(let path, let detail):
+            return "\(path): unexpected failure (\(detail))"
         }
     }
 
@@ -107,6 +111,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case cancelled
         /// FFmpeg failed; `ffmpegCode` and the message say how.
         case ffmpeg
+        /// MediaMux failed in a way it did not foresee: a defect.
+        case unexpected
     }
 
     public var kind: Kind {
@@ -124,6 +130,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return .cancelled
         case .ffmpeg:
             return .ffmpeg
+        case .unexpected:
+            return .unexpected
         }
     }
 
@@ -134,7 +142,8 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             .damaged(let path, _), .noStream(_, let path), .streamIndexOutOfRange(_, _, _, let path),
             .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _),
             .codecNotSupportedInContainer(_, _, let path), .outputExists(let path), .outputDirectoryMissing(let path),
-            .outputNotWritable(let path, _), .cache(let path, _), .ffmpeg(_, let path, _, _), .cancelled(let path):
+            .outputNotWritable(let path, _), .cache(let path, _), .ffmpeg(_, let path, _, _), .cancelled(let path),
+            .unexpected(let path, _):
             return path
         case .unsupportedURL(let url, _), .http(_, let url), .network(let url, _), .tooLarge(let url, _),
             .incomplete(let url, _, _), .checksumMismatch(let url, _, _), .notAudio(let url, _, _):
@@ -148,6 +157,17 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     public var ffmpegCode: Int32? {
         if case .ffmpeg(_, _, let code, _) = self { return code }
         return nil
+    }
+
+    /// Any error from below a public call, typed: a MediaMuxError as it is,
+    /// Swift's `CancellationError` as `.cancelled(subject)`, anything else
+    /// (which no path is meant to throw) as `.unexpected`.
+    package init(_ error: any Error, subject: String) {
+        switch error {
+        case let error as MediaMuxError: self = error
+        case is CancellationError: self = .cancelled(path: subject)
+        default: self = .unexpected(path: subject, detail: String(describing: error))
+        }
     }
 
 }

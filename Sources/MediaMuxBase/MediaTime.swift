@@ -1,14 +1,55 @@
 /// An exact point or span of media time: `value / timescale` seconds.
 /// Planning compares and converts times without floating point, so a track
 /// end computed in one time base lands on the same tick in another.
-public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var value: Int64
-    public var timescale: Int64
+///
+/// MediaMux's one convention for time: every point or span on a media
+/// timeline, in options and in results, is a `MediaTime`; wall-clock time
+/// (timeouts, waits, how long a call took or has left) is a Swift `Duration`.
+/// A literal is seconds: `let start: MediaTime = 1.5`.
+///
+/// The timescale is always positive; arithmetic saturates instead of
+/// trapping, since the values come from files, which may lie.
+public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible,
+    ExpressibleByFloatLiteral, ExpressibleByIntegerLiteral
+{
+    public private(set) var value: Int64
+    public private(set) var timescale: Int64
 
     public init(value: Int64, timescale: Int64) {
         precondition(timescale > 0, "MediaTime needs a positive timescale")
         self.value = value
         self.timescale = timescale
+    }
+
+    /// `seconds` to the nearest microsecond (or `timescale` tick), saturating
+    /// at the largest time either way; not-a-number is zero.
+    public init(seconds: Double, timescale: Int64 = 1_000_000) {
+        precondition(timescale > 0, "MediaTime needs a positive timescale")
+        let ticks = (seconds * Double(timescale)).rounded()
+        let value: Int64
+        if ticks.isNaN {
+            value = 0
+        } else if ticks >= 0x1p63 {
+            value = .max
+        } else if ticks < -0x1p63 {
+            value = .min
+        } else {
+            value = Int64(ticks)
+        }
+        self.init(value: value, timescale: timescale)
+    }
+
+    /// Seconds, to the microsecond: `let at: MediaTime = 2.5`.
+    public init(floatLiteral seconds: Double) { self.init(seconds: seconds) }
+
+    /// Whole seconds: `let at: MediaTime = 3`.
+    public init(integerLiteral seconds: Int64) { self.init(value: seconds, timescale: 1) }
+
+    /// `count` ticks of `tick` long each (a time base: `1/90000` s), exactly,
+    /// saturating where the product overflows.
+    public init(ticks count: Int64, of tick: MediaTime) {
+        let product = Int128(count) * Int128(tick.value)
+        self.init(value: Int64(clamping: product), timescale: tick.timescale)
     }
 
     public static func zero(_ timescale: Int64 = 1) -> MediaTime { MediaTime(value: 0, timescale: timescale) }
@@ -20,22 +61,18 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     /// This time in another timescale, rounded as asked.
     public func converted(to newScale: Int64, rounding: Rounding = .nearest) -> MediaTime {
         if newScale == timescale { return self }
-        let numerator = Int128(value) * Int128(newScale)
-        let denominator = Int128(timescale)
-        var quotient = numerator / denominator
-        let remainder = numerator % denominator
-        if remainder != 0 {
-            switch rounding {
-            case .down:
-                if numerator < 0 { quotient -= 1 }
-            case .up:
-                if numerator > 0 { quotient += 1 }
-            case .nearest:
-                let twice = remainder.magnitude * 2
-                if twice >= denominator.magnitude { quotient += numerator < 0 ? -1 : 1 }
-            }
-        }
+        let quotient = divide(Int128(value) * Int128(newScale), Int128(timescale), rounding)
         return MediaTime(value: Int64(clamping: quotient), timescale: newScale)
+    }
+
+    /// How many ticks of `tick` long (a time base) this time is, rounded
+    /// once, as asked: `value * tick.timescale / (timescale * tick.value)`,
+    /// exactly, saturating at Int64's ends. A tick that is not positive gives 0.
+    public func ticks(of tick: MediaTime, rounding: Rounding = .nearest) -> Int64 {
+        guard tick.value > 0 else { return 0 }
+        let numerator = Int128(value) * Int128(tick.timescale)
+        let denominator = Int128(timescale) * Int128(tick.value)
+        return Int64(clamping: divide(numerator, denominator, rounding))
     }
 
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
@@ -67,6 +104,36 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public var description: String { "\(value)/\(timescale)" }
+}
+
+/// `numerator / denominator` (a positive denominator), rounded once: down
+/// and up towards minus and plus infinity, nearest with halves away from zero.
+private func divide(_ numerator: Int128, _ denominator: Int128, _ rounding: MediaTime.Rounding) -> Int128 {
+    var quotient = numerator / denominator
+    let remainder = numerator % denominator
+    guard remainder != 0 else { return quotient }
+    switch rounding {
+    case .down:
+        if numerator < 0 { quotient -= 1 }
+    case .up:
+        if numerator > 0 { quotient += 1 }
+    case .nearest:
+        if remainder.magnitude * 2 >= denominator.magnitude { quotient += numerator < 0 ? -1 : 1 }
+    }
+    return quotient
+}
+
+extension Int64 {
+    /// Sums and products of values read from files: saturating, never trapping.
+    package func saturatingAdding(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    package func saturatingSubtracting(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
+    }
 }
 
 private func gcd(_ a: UInt64, _ b: UInt64) -> UInt64 {

@@ -124,8 +124,8 @@ struct PlannerTests {
         #expect(MediaTime(value: 1, timescale: 2) == MediaTime(value: 45000, timescale: 90000))
         #expect((MediaTime(value: 1, timescale: 3) + MediaTime(value: 1, timescale: 6)) == MediaTime(value: 1, timescale: 2))
         // Tick counts in a time base with a numerator: 1/25 s ticks of 2 s.
-        #expect(MediaTime(value: 2, timescale: 1).ticks(in: MediaTime(value: 1, timescale: 25), rounding: .up) == 50)
-        #expect(MediaTime(value: 2, timescale: 1).ticks(in: MediaTime(value: 3, timescale: 100), rounding: .up) == 67)
+        #expect(MediaTime(value: 2, timescale: 1).ticks(of: MediaTime(value: 1, timescale: 25), rounding: .up) == 50)
+        #expect(MediaTime(value: 2, timescale: 1).ticks(of: MediaTime(value: 3, timescale: 100), rounding: .up) == 67)
     }
 
     @Test func gaplessTag() {

@@ -52,7 +52,7 @@ package struct Prober {
         case AVMEDIA_TYPE_ATTACHMENT: kind = .attachment
         default: kind = .other
         }
-        let timeBase = MediaTime(value: Int64(stream.time_base.num), timescale: Int64(max(stream.time_base.den, 1)))
+        let timeBase = MediaTime(timeBase: stream.time_base)
         let rotation = displayRotation(demuxer.stream(index))
         let frameRate = stream.avg_frame_rate.den > 0 && stream.avg_frame_rate.num > 0
             ? av_q2d(stream.avg_frame_rate) : nil
@@ -93,7 +93,7 @@ package struct Prober {
         for i in streams.indices {
             let stream = demuxer.stream(i).pointee
             let scale = streams[i].timeBase
-            func ticks(_ value: Int64) -> MediaTime { MediaTime(value: value * scale.value, timescale: scale.timescale) }
+            func ticks(_ value: Int64) -> MediaTime { MediaTime(ticks: value, of: scale) }
             guard stream.duration > 0, stream.duration != noTimestamp else { continue }
             var start = MediaTime.zero(scale.timescale)
             var end = ticks(stream.duration)

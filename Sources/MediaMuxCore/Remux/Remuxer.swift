@@ -164,7 +164,7 @@ final class Remuxer {
         var pts = av_rescale_q_rnd(packet.pointee.pts, input, output, rounding)
         // Rounding into a coarser time base can make two DTS equal; the muxer needs them increasing.
         if dts <= written.lastDTS {
-            dts = written.lastDTS + 1
+            dts = written.lastDTS.saturatingAdding(1)
             pts = max(pts, dts)
         }
         packet.pointee.dts = dts
@@ -195,9 +195,9 @@ final class Remuxer {
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
             let base = muxer.stream(index).pointee.time_base
-            let start = planned.sourceStart.converted(to: Int64(base.den) / Int64(max(base.num, 1)), rounding: .nearest)
+            let start = planned.sourceStart.ticks(in: base, rounding: .nearest)
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
-            timings.append(TrackTiming(delay: delay, mediaTime: start.value - firstDTS, end: end))
+            timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(firstDTS), end: end))
         }
         let rewrite = MovieRewrite(
             movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],

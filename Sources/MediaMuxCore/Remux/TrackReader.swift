@@ -54,10 +54,10 @@ final class TrackReader {
         streamIndex = Int32(track.streamIndex)
         let stream = demuxer.stream(track.streamIndex)
         inputTimeBase = stream.pointee.time_base
-        timeBase = AVRational(num: Int32(clamping: track.timeBase.value), den: Int32(clamping: track.timeBase.timescale))
+        timeBase = AVRational(tick: track.timeBase)
         rescales = av_cmp_q(inputTimeBase, timeBase) != 0
-        originTick = track.origin.ticks(in: track.timeBase, rounding: .nearest)
-        endTick = end.ticks(in: track.timeBase, rounding: .up)
+        originTick = track.origin.ticks(of: track.timeBase, rounding: .nearest)
+        endTick = end.ticks(of: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
         if case .media(let shift) = track.timestamps {
             decodeShift = shift
@@ -101,8 +101,8 @@ final class TrackReader {
                 path: demuxer.path, detail: "only \(packetsRead) of \(declaredPackets) packets of stream \(streamIndex) could be read")
         }
         // Without a declared count, the packets themselves must reach the end (within a second of slack).
-        let slack = Int64(timeBase.den) / Int64(max(timeBase.num, 1))
-        guard contentEnd < endTick - slack else { return }
+        let slack = MediaTime(1).ticks(in: timeBase)
+        guard contentEnd < endTick.saturatingSubtracting(slack) else { return }
         let seconds = fixedPoint(Double(max(contentEnd, 0)) * av_q2d(timeBase), decimals: 3)
         throw MediaMuxError.damaged(path: demuxer.path, detail: "stream \(streamIndex) stops at \(seconds) s, before its declared end")
     }
@@ -116,7 +116,7 @@ final class TrackReader {
     /// and a track whose media stops short of its edit reads as shorter.
     /// Audio is cut to end exactly there.
     func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>) {
-        let reach = endTick - packet.pointee.dts
+        let reach = endTick.saturatingSubtracting(packet.pointee.dts)
         if trimsLastDuration {
             packet.pointee.duration = reach
         } else if packet.pointee.duration < reach {
@@ -159,7 +159,7 @@ final class TrackReader {
             // shift it chose itself; the media timeline puts it at 0.
             let base = demuxerDecodeBase ?? packet.pointee.dts
             demuxerDecodeBase = base
-            packet.pointee.dts = packet.pointee.dts &- base &- decodeShift
+            packet.pointee.dts = packet.pointee.dts.saturatingSubtracting(base).saturatingSubtracting(decodeShift)
         }
         if packet.pointee.dts != noTimestamp, packet.pointee.pts < packet.pointee.dts {
             throw MediaMuxError.damaged(
@@ -168,7 +168,7 @@ final class TrackReader {
         }
         if packet.pointee.dts == noTimestamp {
             if let lastDTS {
-                packet.pointee.dts = min(lastDTS + max(lastDuration, 1), packet.pointee.pts)
+                packet.pointee.dts = min(lastDTS.saturatingAdding(max(lastDuration, 1)), packet.pointee.pts)
             } else {
                 undated.append(buffer)
                 return
@@ -184,7 +184,7 @@ final class TrackReader {
     private func backfill(before firstKnown: Int64) {
         var dts = firstKnown
         for buffer in undated.reversed() {
-            dts -= max(buffer.pointer.pointee.duration, 1)
+            dts = dts.saturatingSubtracting(max(buffer.pointer.pointee.duration, 1))
             buffer.pointer.pointee.dts = min(dts, buffer.pointer.pointee.pts)
             dts = buffer.pointer.pointee.dts
         }
@@ -198,9 +198,9 @@ final class TrackReader {
         let packet = buffer.pointer
         lastDTS = packet.pointee.dts
         lastDuration = packet.pointee.duration
-        packet.pointee.pts &-= originTick
-        packet.pointee.dts &-= originTick
-        contentEnd = max(contentEnd, packet.pointee.pts + max(packet.pointee.duration, 0))
+        packet.pointee.pts = packet.pointee.pts.saturatingSubtracting(originTick)
+        packet.pointee.dts = packet.pointee.dts.saturatingSubtracting(originTick)
+        contentEnd = max(contentEnd, packet.pointee.pts.saturatingAdding(max(packet.pointee.duration, 0)))
         guard !finished else {
             spare.append(buffer)
             return
@@ -250,7 +250,7 @@ final class TrackReader {
             waiting.append(buffer)
             return
         }
-        if trimsLastDuration, packet.pointee.pts + packet.pointee.duration > endTick {
+        if trimsLastDuration, packet.pointee.pts.saturatingAdding(packet.pointee.duration) > endTick {
             packet.pointee.duration = endTick - packet.pointee.pts
         }
         ready.append(contentsOf: waiting)
@@ -276,22 +276,5 @@ final class TrackReader {
         spare.append(buffer)
         spare.append(contentsOf: waiting)
         waiting.removeAll()
-    }
-}
-
-extension MediaTime {
-    /// This time as a count of ticks of `timeBase` (a MediaTime of one tick).
-    func ticks(in timeBase: MediaTime, rounding: Rounding) -> Int64 {
-        // ticks = self / (timeBase.value / timeBase.timescale)
-        let scaled = MediaTime(value: value, timescale: timescale)
-            .converted(to: timeBase.timescale, rounding: rounding).value
-        guard timeBase.value > 1 else { return scaled }
-        let (quotient, remainder) = scaled.quotientAndRemainder(dividingBy: timeBase.value)
-        if remainder == 0 { return quotient }
-        switch rounding {
-        case .down: return scaled < 0 ? quotient - 1 : quotient
-        case .up: return scaled > 0 ? quotient + 1 : quotient
-        case .nearest: return (remainder.magnitude * 2 >= timeBase.value.magnitude) ? quotient + (scaled < 0 ? -1 : 1) : quotient
-        }
     }
 }

@@ -1,0 +1,112 @@
+/// The one throttle every long call's progress goes through: at most ten
+/// reports a second, the first at once. A value: its owner keeps it with the
+/// rest of its state (behind that state's lock, where there is one).
+package struct ProgressThrottle: Sendable {
+    package static let interval: Duration = .milliseconds(100)
+    private var last: ContinuousClock.Instant?
+
+    package init() {}
+
+    /// True when a report is due now, and counts it as made.
+    package mutating func isDue(at now: ContinuousClock.Instant = ContinuousClock.now) -> Bool {
+        if let last, now - last < Self.interval { return false }
+        last = now
+        return true
+    }
+}
+
+/// What a long call reports while it runs, then its result.
+public enum ProgressEvent<Progress: Sendable, Result: Sendable>: Sendable {
+    case progress(Progress)
+    /// The last event: the call's result.
+    case finished(Result)
+}
+
+extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable {}
+
+/// A long call as an asynchronous sequence: its progress, then its result as
+/// the last event; a failure is thrown from the loop.
+///
+/// ```swift
+/// for try await event in engine.mergeEvents(video: v, audio: a, output: o) {
+///     switch event {
+///     case .progress(let progress): show(progress.fraction)
+///     case .finished(let report): print(report.duration)
+///     }
+/// }
+/// ```
+///
+/// The call starts when iteration starts; each iteration runs it once more.
+/// Ending the loop early (a `break`, or cancelling the iterating task)
+/// cancels the call, which cleans up as a cancelled call does. A consumer
+/// slower than the call sees the newest progress, never a stale backlog; the
+/// result is never dropped.
+public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = ProgressEvent<Progress, Result>
+    public typealias Failure = MediaMuxError
+
+    package typealias Operation = @Sendable (_ progress: @escaping @Sendable (Progress) -> Void) async throws(MediaMuxError) -> Result
+
+    private let operation: Operation
+    private let subject: String
+
+    /// `subject` names the file or URL a cancellation is reported for.
+    package init(subject: String, _ operation: @escaping Operation) {
+        self.operation = operation
+        self.subject = subject
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let operation = operation
+        let task = Task {
+            do throws(MediaMuxError) {
+                let result = try await operation { continuation.yield(.progress($0)) }
+                continuation.yield(.finished(result))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return AsyncIterator(base: stream.makeAsyncIterator(), subject: subject)
+    }
+
+    /// Throws `MediaMuxError.cancelled` when the iterating task is cancelled
+    /// before the result arrives.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private var base: AsyncThrowingStream<Element, any Error>.AsyncIterator
+        private let subject: String
+        private var finished = false
+
+        fileprivate init(base: AsyncThrowingStream<Element, any Error>.AsyncIterator, subject: String) {
+            self.base = base
+            self.subject = subject
+        }
+
+        public mutating func next() async throws(MediaMuxError) -> Element? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaMuxError) -> Element? {
+            let event: Element?
+            do {
+                event = try await base.next(isolation: actor)
+            } catch {
+                finished = true
+                throw MediaMuxError(error, subject: subject)
+            }
+            switch event {
+            case .finished:
+                finished = true
+            case nil where !finished:
+                // The stream ends early only when the iterating task was cancelled.
+                finished = true
+                throw MediaMuxError.cancelled(path: subject)
+            default:
+                break
+            }
+            return event
+        }
+    }
+}
