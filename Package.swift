@@ -63,7 +63,10 @@ let package = Package(
             ]
         ),
         // Probe, pure planning, remux; a packet-observer hook for what others make in the same pass.
-        .target(name: "MediaMuxCore", dependencies: ["MediaMuxBase", "CFFmpeg", "CFFmpegLog"]),
+        .target(
+            name: "MediaMuxCore",
+            dependencies: ["MediaMuxBase", "CFFmpeg", "CFFmpegLog", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // Decoding, scaling, images, contact sheets, preview clips, merge thumbnails (through the observer).
         .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg", "CFFmpegScale"]),
         // The facade that composes the others.
@@ -72,6 +75,7 @@ let package = Package(
             dependencies: [
                 "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview", "MediaMuxDownload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(

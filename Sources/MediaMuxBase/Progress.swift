@@ -37,8 +37,9 @@ extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable 
 /// ```
 ///
 /// The call starts when iteration starts; each iteration runs it once more.
-/// Ending the loop early (a `break`, or cancelling the iterating task)
-/// cancels the call, which cleans up as a cancelled call does. A consumer
+/// Cancelling the iterating task cancels the call: the loop throws
+/// `MediaMuxError.cancelled` once the call has cleaned up (no output, no
+/// temporary file). Leaving the loop early (`break`) cancels it too. A consumer
 /// slower than the call sees the newest progress, never a stale backlog; the
 /// result is never dropped.
 public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequence, Sendable {
@@ -69,18 +70,20 @@ public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequenc
             }
         }
         continuation.onTermination = { _ in task.cancel() }
-        return AsyncIterator(base: stream.makeAsyncIterator(), subject: subject)
+        return AsyncIterator(base: stream.makeAsyncIterator(), task: task, subject: subject)
     }
 
     /// Throws `MediaMuxError.cancelled` when the iterating task is cancelled
     /// before the result arrives.
     public struct AsyncIterator: AsyncIteratorProtocol {
         private var base: AsyncThrowingStream<Element, any Error>.AsyncIterator
+        private let task: Task<Void, Never>
         private let subject: String
         private var finished = false
 
-        fileprivate init(base: AsyncThrowingStream<Element, any Error>.AsyncIterator, subject: String) {
+        fileprivate init(base: AsyncThrowingStream<Element, any Error>.AsyncIterator, task: Task<Void, Never>, subject: String) {
             self.base = base
+            self.task = task
             self.subject = subject
         }
 
@@ -100,8 +103,11 @@ public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequenc
             case .finished:
                 finished = true
             case nil where !finished:
-                // The stream ends early only when the iterating task was cancelled.
+                // The stream ends early only when the iterating task was
+                // cancelled: the call is told, and has cleaned up when this throws.
                 finished = true
+                task.cancel()
+                await task.value
                 throw MediaMuxError.cancelled(path: subject)
             default:
                 break

@@ -1,10 +1,18 @@
 import MediaMuxBase
 import Logging
+public import SystemPackage
 
 /// Probing, planning and merging by stream copy: the core, with no decoding
-/// and no network. FFmpeg's calls block, so all work happens off the
-/// caller's task; every call is cancelled with its Task and then throws
-/// `MediaMuxError.cancelled`, leaving no output behind.
+/// and no network.
+///
+/// - Threads: FFmpeg's calls block, so all work runs on the runtime's thread
+///   pool, never on the caller's task. A `progress` callback runs on the pool
+///   thread doing the merge, at most ten times a second and never two at
+///   once for one call, the last with `fraction` 1; keep it short.
+/// - Errors: every call throws `MediaMuxError` alone.
+/// - Cancellation: cancelling the calling Task stops the work at the next
+///   packet (or FFmpeg's next read) and the call throws
+///   `MediaMuxError.cancelled(path:)`, leaving no output and no temporary file.
 public struct MergeEngine: Sendable {
     /// Where the blocking work runs and where warnings and FFmpeg's messages go.
     public var runtime: MediaRuntime
@@ -14,23 +22,52 @@ public struct MergeEngine: Sendable {
     }
 
     /// What MediaMux sees in a media file.
-    public func probe(_ path: String) async throws -> MediaInfo {
-        try await runFFmpeg(runtime) { flag in try Prober(cancellation: flag).probe(path: path) }
+    public func probe(_ path: String) async throws(MediaMuxError) -> MediaInfo {
+        try await typedErrors(subject: path) {
+            try await runFFmpeg(runtime) { flag in try Prober(cancellation: flag).probe(path: path) }
+        }
+    }
+
+    public func probe(_ path: FilePath) async throws(MediaMuxError) -> MediaInfo {
+        try await probe(path.string)
     }
 
     /// Every decision a merge would make, without writing anything.
-    public func plan(video: String, audio: String, output: String, options: MergeOptions = MergeOptions()) async throws -> MergePlan {
-        try await runFFmpeg(runtime) { flag in try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag).plan }
+    public func plan(
+        video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
+    ) async throws(MediaMuxError) -> MergePlan {
+        try await typedErrors(subject: output) {
+            try await runFFmpeg(runtime) { flag in
+                try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag).plan
+            }
+        }
     }
 
     /// Merges the first video stream of `video` with the first audio stream of
     /// `audio` into `output` by stream copy, ending where the shorter one ends.
-    /// `progress` runs on the merge's thread, at most ten times a second.
+    /// The output appears under its name only once it is complete.
     public func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
         progress: (@Sendable (MergeProgress) -> Void)? = nil
-    ) async throws -> MergeReport {
+    ) async throws(MediaMuxError) -> MergeReport {
         try await merge(video: video, audio: audio, output: output, options: options, progress: progress, observing: { _, _ in nil })
+    }
+
+    public func merge(
+        video: FilePath, audio: FilePath, output: FilePath, options: MergeOptions = MergeOptions(),
+        progress: (@Sendable (MergeProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> MergeReport {
+        try await merge(video: video.string, audio: audio.string, output: output.string, options: options, progress: progress)
+    }
+
+    /// The same merge as an asynchronous sequence: its progress, then its
+    /// report (see `ProgressEvents`).
+    public func mergeEvents(
+        video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
+    ) -> ProgressEvents<MergeProgress, MergeReport> {
+        ProgressEvents(subject: output) { progress throws(MediaMuxError) in
+            try await merge(video: video, audio: audio, output: output, options: options, progress: progress)
+        }
     }
 
     /// The same, with an observer of the video packets copied, made from the
@@ -39,19 +76,24 @@ public struct MergeEngine: Sendable {
         video: String, audio: String, output: String, options: MergeOptions,
         progress: (@Sendable (MergeProgress) -> Void)?,
         observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
-    ) async throws -> MergeReport {
-        try await runFFmpeg(runtime) { flag in
-            let (plan, videoInfo) = try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
-            let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
-            let observer = try stream.flatMap { try observing(plan, $0) }
-            return try Remuxer(plan: plan, cancellation: flag, progress: progress, observing: observer).run()
+    ) async throws(MediaMuxError) -> MergeReport {
+        try await typedErrors(subject: output) {
+            try await runFFmpeg(runtime) { flag in
+                let (plan, videoInfo) = try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
+                let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
+                let observer = try stream.flatMap { try observing(plan, $0) }
+                return try Remuxer(plan: plan, cancellation: flag, progress: progress, observing: observer).run()
+            }
         }.logged(to: runtime.logger)
     }
 
     /// Carries out an existing plan.
-    public func execute(_ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil) async throws -> MergeReport {
-        try await runFFmpeg(runtime) { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
-            .logged(to: runtime.logger)
+    public func execute(
+        _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> MergeReport {
+        try await typedErrors(subject: plan.outputPath) {
+            try await runFFmpeg(runtime) { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
+        }.logged(to: runtime.logger)
     }
 
     private static func makePlan(

@@ -60,7 +60,7 @@ struct MergeSummary: Encodable {
         rotationReason = describeRotationReason(report.rotation)
         trim = report.endReason.rawValue
         fileBytes = report.fileBytes
-        elapsedSeconds = report.elapsedSeconds
+        elapsedSeconds = report.elapsed.seconds
         if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
         keptMetadata = report.keptMetadata
         notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: describeLeftOutReason($0)) }

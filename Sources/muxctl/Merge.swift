@@ -79,36 +79,18 @@ extension MuxCtl {
             let previewHandler = handler
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let downloadOptions = download.options
-            let (report, fetched) = try await runReportingErrors { [video, audio, output] in
+            let report = try await runReportingErrors { [video, audio, output] in
                 try thumbnails?.prepare()
-                var audioPath = audio
-                var fetched: DownloadResult?
-                var scratch: String?
-                defer { if let scratch { _ = unlinkFile(scratch) } }
-                if DownloadEngine.isDownloadURL(audio) {
-                    let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) }
-                    let result: DownloadResult
-                    if downloadOptions.useCache {
-                        result = try await engine.download(audio, options: downloadOptions, progress: report)
-                    } else {
-                        // The audio is only for this merge: nothing of it stays, finished or not.
-                        let path = hiddenSibling(of: output, suffix: ".audio")
-                        scratch = path
-                        var once = downloadOptions
-                        once.keepsPartialForResume = false
-                        result = try await engine.download(audio, to: path, overwrite: true, options: once, progress: report)
-                    }
-                    audioPath = result.path
-                    fetched = result
-                }
                 do {
-                    let merged = try await engine.merge(
-                        video: video, audio: audioPath, output: output, options: options, thumbnails: thumbnailOptions,
+                    return try await engine.merge(
+                        video: video, audio: audio, output: output, options: options, download: downloadOptions,
+                        thumbnails: thumbnailOptions,
                         progress: { progress in
-                            bar?.update(fraction: progress.fraction, detail: "merging \(fixedPoint(progress.mediaSeconds, decimals: 1)) / \(fixedPoint(progress.totalSeconds, decimals: 1)) s")
+                            let detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
+                            bar?.update(fraction: progress.fraction, detail: detail)
                         },
+                        downloadProgress: { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) },
                         preview: previewHandler)
-                    return (merged, fetched)
                 } catch {
                     // No output, so no thumbnails of it either.
                     thumbnails?.discard()
@@ -117,18 +99,18 @@ extension MuxCtl {
             }
             bar?.clear()
             if !common.quiet {
-                let warnings = (fetched?.warnings ?? []) + report.warnings + (thumbnails?.failure.map { ["thumbnails stopped: \($0)"] } ?? [])
+                let warnings = report.warnings + (thumbnails?.failure.map { ["thumbnails stopped: \($0)"] } ?? [])
                 warnings.forEach { writeToStandardError("warning: \($0)\n") }
             }
             let images = thumbnails?.written ?? []
             if common.json {
-                var summary = MergeSummary(report)
-                summary.audioDownload = fetched
+                var summary = MergeSummary(report.merge)
+                summary.audioDownload = report.audioDownload
                 summary.preview = thumbnails.map { _ in PreviewSummary(images: images, kind: "thumbnails") }
                 printJSON(summary)
             } else if !common.quiet {
-                if let fetched { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
-                print(describe(report))
+                if let fetched = report.audioDownload { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
+                print(describe(report.merge))
                 if let preview { print("  preview: \(images.count) thumbnails in \(preview)") }
             }
         }
@@ -148,7 +130,7 @@ func describe(_ report: MergeReport) -> String {
         "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(describeRotationReason(report.rotation)))",
         "  metadata: " + (report.keptMetadata.isEmpty ? "none kept" : "kept " + report.keptMetadata.joined(separator: ", ")),
     ] + report.leftOut.map { "  not copied: \($0.what), stream \($0.streamIndex) of \($0.path): \(describeLeftOutReason($0))" } + [
-        "  done in \(fixedPoint(report.elapsedSeconds, decimals: 2)) s",
+        "  done in \(fixedPoint(report.elapsed.seconds, decimals: 2)) s",
     ]).joined(separator: "\n")
 }
 
@@ -164,13 +146,6 @@ func formatBytes(_ bytes: Int) -> String {
 }
 
 /// A hidden file beside `path` for intermediate data, removed afterwards.
-func hiddenSibling(of path: String, suffix: String) -> String {
-    let slash = path.lastIndex(of: "/")
-    let folder = slash.map { String(path[..<$0]) } ?? "."
-    let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-    return folder + "/." + name + suffix + "-\(UInt32.random(in: 0...UInt32.max))"
-}
-
 extension String {
     func replacingFirstLine(with line: String) -> String {
         guard let newline = firstIndex(of: "\n") else { return line }

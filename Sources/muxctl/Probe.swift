@@ -26,8 +26,8 @@ func describe(_ info: MediaInfo) -> String {
         var parts = ["#\(stream.index) \(stream.kind.rawValue) \(stream.codec)" + (stream.codecTag.map { " (\($0))" } ?? "") + (stream.profile.map { " \($0)" } ?? "")]
         if let width = stream.width, let height = stream.height {
             var size = "\(width)x\(height)"
-            if stream.rotation != 0, let shown = stream.displaySize {
-                size += ", shown \(shown.width)x\(shown.height) (rotated \(stream.rotation)° clockwise)"
+            if stream.rotation != 0 || !stream.pixelAspect.isSquare, let shown = stream.displaySize {
+                size += ", shown \(shown)" + (stream.rotation != 0 ? " (rotated \(stream.rotation)° clockwise)" : "")
             }
             parts.append(size)
         }

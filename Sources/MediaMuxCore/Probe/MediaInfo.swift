@@ -17,9 +17,66 @@ public struct MediaInfo: Sendable, Equatable {
     /// MP4/MOV: the movie-level metadata boxes as the file has them.
     package var movieMetadata: MovieMetadataBoxes?
 
+    /// A file's facts as a test or a caller's own prober states them.
+    public init(
+        path: String, format: String, formatDescription: String? = nil, containerDuration: MediaTime? = nil,
+        metadataBytes: Int = 0, tags: [String: String] = [:], streams: [StreamInfo]
+    ) {
+        self.init(
+            path: path, format: format, formatDescription: formatDescription ?? format, containerDuration: containerDuration,
+            metadataBytes: metadataBytes, tags: tags, streams: streams, movieMetadata: nil)
+    }
+
+    package init(
+        path: String, format: String, formatDescription: String, containerDuration: MediaTime?, metadataBytes: Int,
+        tags: [String: String], streams: [StreamInfo], movieMetadata: MovieMetadataBoxes?
+    ) {
+        self.path = path
+        self.format = format
+        self.formatDescription = formatDescription
+        self.containerDuration = containerDuration
+        self.metadataBytes = metadataBytes
+        self.tags = tags
+        self.streams = streams
+        self.movieMetadata = movieMetadata
+    }
+
     /// Video streams that are pictures in motion: cover art is left out.
     public var videoStreams: [StreamInfo] { streams.filter { $0.kind == .video && !$0.isAttachedPicture } }
     public var audioStreams: [StreamInfo] { streams.filter { $0.kind == .audio } }
+
+    /// The first video stream: the one a merge or a preview takes unless told otherwise.
+    public var video: StreamInfo? { videoStreams.first }
+    /// The first audio stream: the one a merge takes from its audio file unless told otherwise.
+    public var audio: StreamInfo? { audioStreams.first }
+
+    /// How long the file plays: from the earliest start to the latest end of
+    /// its video and audio streams, or the container's duration when they do
+    /// not say.
+    public var duration: MediaTime? {
+        let timed = (videoStreams + audioStreams).compactMap { stream in stream.start.flatMap { start in stream.end.map { (start, $0) } } }
+        guard let first = timed.map(\.0).min(), let last = timed.map(\.1).max() else { return containerDuration }
+        return last - first
+    }
+
+    /// The first video's picture as players show it (see `StreamInfo.displaySize`).
+    public var displaySize: VideoSize? { video?.displaySize }
+
+    /// The first video's clockwise display rotation: 0, 90, 180 or 270.
+    public var rotation: Int? { video?.rotation }
+}
+
+/// A picture's width and height in pixels.
+public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
 }
 
 public struct StreamInfo: Sendable, Equatable {
@@ -86,17 +143,56 @@ public struct StreamInfo: Sendable, Equatable {
     /// MP4/MOV: the track's boxes besides its header, edits and media.
     package var trackBoxes: [BoxNode] = []
 
+    /// A stream's facts as a test or a caller's own prober states them.
+    public init(
+        index: Int, kind: Kind, codec: String, codecTag: String? = nil, profile: String? = nil,
+        timeBase: MediaTime, origin: MediaTime = .zero(), start: MediaTime? = nil, end: MediaTime? = nil,
+        timing: Timing = .unknown, packetCount: Int? = nil, isAttachedPicture: Bool = false, language: String? = nil,
+        bitRate: Int? = nil, headerBytes: Int = 0, width: Int? = nil, height: Int? = nil, rotation: Int = 0,
+        hasUnusualMatrix: Bool = false, frameRate: Double? = nil, pixelAspect: PixelAspect = PixelAspect(),
+        sampleRate: Int? = nil, channels: Int? = nil, priming: Int? = nil
+    ) {
+        self.index = index
+        self.kind = kind
+        self.codec = codec
+        self.codecTag = codecTag
+        self.profile = profile
+        self.timeBase = timeBase
+        self.origin = origin
+        self.start = start
+        self.end = end
+        self.timing = timing
+        self.packetCount = packetCount
+        self.isAttachedPicture = isAttachedPicture
+        self.language = language
+        self.bitRate = bitRate
+        self.headerBytes = headerBytes
+        self.width = width
+        self.height = height
+        self.rotation = rotation
+        self.hasUnusualMatrix = hasUnusualMatrix
+        self.frameRate = frameRate
+        self.pixelAspect = pixelAspect
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.priming = priming
+    }
+
     /// `end - start`, when both are known.
     public var duration: MediaTime? {
         guard let start, let end else { return nil }
         return end - start
     }
 
-    /// Width and height as shown, after the display rotation. Pixels are counted
-    /// as coded: `pixelAspect` widens or narrows the picture on top of this.
-    public var displaySize: (width: Int, height: Int)? {
-        guard let width, let height else { return nil }
-        return rotation % 180 == 0 ? (width, height) : (height, width)
+    /// Width and height as players show the picture: non-square pixels
+    /// widened or narrowed (`pixelAspect`, the width changing), then turned
+    /// by the display rotation.
+    public var displaySize: VideoSize? {
+        guard let width, let height, width > 0, height > 0 else { return nil }
+        let shownWidth = pixelAspect.isSquare
+            ? width : Int(min(max((Double(width) * pixelAspect.ratio).rounded(), 1), Double(Int32.max)))
+        return rotation % 180 == 0
+            ? VideoSize(width: shownWidth, height: height) : VideoSize(width: height, height: shownWidth)
     }
 }
 

@@ -1,11 +1,18 @@
 import MediaMuxBase
 /// How far a merge has come.
 public struct MergeProgress: Sendable, Equatable {
-    /// 0...1.
+    /// 0...1: `written` over `total`.
     public var fraction: Double
-    /// Output media time written so far.
-    public var mediaSeconds: Double
-    public var totalSeconds: Double
+    /// The output's media time written so far.
+    public var written: MediaTime
+    /// The output's duration.
+    public var total: MediaTime
+
+    public init(written: MediaTime, total: MediaTime) {
+        self.written = max(written, .zero())
+        self.total = total
+        fraction = total.value > 0 ? min(max(written.seconds / total.seconds, 0), 1) : 1
+    }
 }
 
 /// What a merge wrote.
@@ -21,6 +28,20 @@ public struct MergeReport: Sendable, Equatable {
         public var duration: MediaTime
         public var packets: Int
         public var bytes: Int
+
+        public init(
+            source: String, streamIndex: Int, codec: String, codecTag: String?, start: MediaTime, duration: MediaTime,
+            packets: Int, bytes: Int
+        ) {
+            self.source = source
+            self.streamIndex = streamIndex
+            self.codec = codec
+            self.codecTag = codecTag
+            self.start = start
+            self.duration = duration
+            self.packets = packets
+            self.bytes = bytes
+        }
     }
 
     public var output: String
@@ -31,7 +52,8 @@ public struct MergeReport: Sendable, Equatable {
     public var video: Track
     public var audio: Track
     public var fileBytes: Int
-    public var elapsedSeconds: Double
+    /// How long the merge took.
+    public var elapsed: Duration
     public var movieHeader: MergePlan.MovieHeaderPlacement
     /// What went wrong on the side without failing the merge (thumbnails).
     public var warnings: [String] = []
@@ -40,4 +62,23 @@ public struct MergeReport: Sendable, Equatable {
     public var keptMetadata: [String] = []
     /// Input streams not copied, each with its reason.
     public var leftOut: [MergePlan.LeftOut] = []
+
+    public init(
+        output: String, duration: MediaTime, endReason: MergePlan.EndReason, rotation: RotationDecision,
+        video: Track, audio: Track, fileBytes: Int, elapsed: Duration, movieHeader: MergePlan.MovieHeaderPlacement,
+        warnings: [String] = [], keptMetadata: [String] = [], leftOut: [MergePlan.LeftOut] = []
+    ) {
+        self.output = output
+        self.duration = duration
+        self.endReason = endReason
+        self.rotation = rotation
+        self.video = video
+        self.audio = audio
+        self.fileBytes = fileBytes
+        self.elapsed = elapsed
+        self.movieHeader = movieHeader
+        self.warnings = warnings
+        self.keptMetadata = keptMetadata
+        self.leftOut = leftOut
+    }
 }

@@ -29,7 +29,8 @@ package struct PacketObserving {
 final class Remuxer {
     private let plan: MergePlan
     private let cancellation: CancellationFlag
-    private let progress: ProgressThrottle
+    private let progress: (@Sendable (MergeProgress) -> Void)?
+    private var throttle = ProgressThrottle()
     private let observing: PacketObserving?
     private var observer: (any PacketObserver)?
     private var warnings: [String] = []
@@ -40,7 +41,7 @@ final class Remuxer {
     ) {
         self.plan = plan
         self.cancellation = cancellation
-        self.progress = ProgressThrottle(total: plan.end.seconds, sink: progress)
+        self.progress = progress
         self.observing = observing
     }
 
@@ -102,8 +103,8 @@ final class Remuxer {
 
         try rewriteMovieHeader(muxer: muxer, written: written, file: temporary.path)
         let size = try temporary.commit(overwrite: plan.overwrite)
-        let elapsed = (clock.now - started).seconds
-        progress.finish()
+        let elapsed = clock.now - started
+        progress?(MergeProgress(written: plan.end, total: plan.end))
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
     }
 
@@ -176,9 +177,10 @@ final class Remuxer {
         written.bytes += Int(packet.pointee.size)
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
-        let mediaSeconds = Double(dts) * av_q2d(output)
         try muxer.write(packet)
-        progress.report(mediaSeconds: mediaSeconds, bytes: written.bytes)
+        if let progress, throttle.isDue() {
+            progress(MergeProgress(written: MediaTime(ticks: dts, in: output), total: plan.end))
+        }
     }
 
     /// Writes the planned start and end into each track's edit list and the
@@ -211,7 +213,7 @@ final class Remuxer {
         }
     }
 
-    private func report(written: [Written], muxer: MuxerHandle, bytes: Int, elapsed: Double) -> MergeReport {
+    private func report(written: [Written], muxer: MuxerHandle, bytes: Int, elapsed: Duration) -> MergeReport {
         func track(_ index: Int, _ planned: MergePlan.Track) -> MergeReport.Track {
             let parameters = muxer.stream(index).pointee.codecpar.pointee
             let tag = parameters.codec_tag
@@ -224,36 +226,10 @@ final class Remuxer {
         }
         return MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
-            video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsedSeconds: elapsed,
+            video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsed: elapsed,
             movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
     }
 }
-
-/// Hands progress to the caller at most ten times a second.
-final class ProgressThrottle {
-    private let total: Double
-    private let sink: (@Sendable (MergeProgress) -> Void)?
-    private let clock = ContinuousClock()
-    private var lastReport: ContinuousClock.Instant?
-
-    init(total: Double, sink: (@Sendable (MergeProgress) -> Void)?) {
-        self.total = total
-        self.sink = sink
-    }
-
-    func report(mediaSeconds: Double, bytes: Int) {
-        guard let sink else { return }
-        let now = clock.now
-        if let lastReport, now - lastReport < .milliseconds(100) { return }
-        lastReport = now
-        sink(MergeProgress(fraction: total > 0 ? min(max(mediaSeconds / total, 0), 1) : 1, mediaSeconds: max(mediaSeconds, 0), totalSeconds: total))
-    }
-
-    func finish() {
-        sink?(MergeProgress(fraction: 1, mediaSeconds: total, totalSeconds: total))
-    }
-}
-
 
 private func describe(_ error: any Error) -> String {
     (error as? MediaMuxError)?.description ?? "\(error)"

@@ -1,0 +1,163 @@
+import Foundation
+import Synchronization
+import SystemPackage
+import Testing
+@testable import MediaMux
+@testable import MediaMuxCore
+
+/// The library as a Swift developer meets it: facts at the top of a probe,
+/// paths and URLs, merge from a URL in one call, progress as a sequence,
+/// errors typed. Outputs are checked with the tests' own MP4 reader.
+struct LibraryAPITests {
+    static let video = Fixtures.path("h264_bframes_aac.mp4")
+    static let audio = Fixtures.path("aac_7s.m4a")
+
+    /// The audio samples an output holds, byte for byte.
+    static func audioSamples(_ path: String) throws -> [Data] {
+        let file = try MP4File(path: path)
+        let track = try #require(file.audioTracks.first)
+        return try (0..<track.sampleCount).map { try track.sampleData($0) }
+    }
+
+    @Test func probeSaysDurationSizeAndRotationAtTheTop() async throws {
+        let phone = try await MuxEngine().probe(FilePath(Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")))
+        #expect(phone.rotation == 90)
+        #expect(phone.displaySize == VideoSize(width: 1080, height: 1920))
+        #expect(phone.duration == MediaTime(value: 27722, timescale: 10000))
+        #expect(phone.video?.codec == "hevc" && phone.audio?.codec == "aac")
+        // Non-square pixels (4:3) widen the 120x90 picture as players show it.
+        let wide = try await MuxEngine().probe(Fixtures.path("h264_frame_index.mp4"))
+        #expect(wide.displaySize == VideoSize(width: 160, height: 90))
+        #expect(wide.rotation == 0 && wide.audio == nil)
+        #expect(wide.duration == MediaTime(4))
+        // An audio file has a duration and no picture.
+        let song = try await MuxEngine().probe(Self.audio)
+        #expect(song.displaySize == nil && song.rotation == nil)
+        #expect(try #require(song.duration).seconds > 6.9)
+    }
+
+    @Test func mergeFromAURLInOneCall() async throws {
+        try await DownloadTests.withServer { server, folder in
+            server.serve("/song.m4a", body: DownloadTests.small)
+            let fromFile = folder.path("from-file.mp4")
+            let local = try await MuxEngine().merge(video: FilePath(Self.video), audio: FilePath(Self.audio), output: FilePath(fromFile))
+            #expect(local.audioDownload == nil)
+
+            // Cached: the URL as a URL.
+            let cached = folder.path("cached.mp4")
+            let url = try #require(URL(string: server.url("/song.m4a")))
+            let report = try await MuxEngine().merge(
+                video: FilePath(Self.video), audio: url, output: FilePath(cached), download: DownloadTests.options(folder))
+            #expect(report.audioDownload?.url == server.url("/song.m4a"))
+            #expect(report.duration == local.duration)
+            #expect(try Self.audioSamples(cached) == Self.audioSamples(fromFile))
+
+            // Not cached: the URL as the String a user types; nothing but the output stays.
+            let once = folder.path("out/once.mp4")
+            try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
+            let downloaded = Mutex<Int64>(0)
+            let onceReport = try await MuxEngine().merge(
+                video: Self.video, audio: server.url("/song.m4a"), output: once,
+                download: DownloadTests.options(folder, useCache: false),
+                downloadProgress: { progress in downloaded.withLock { $0 = max($0, progress.bytesReceived) } })
+            #expect(onceReport.audioDownload?.bytes == Int64(DownloadTests.small.count))
+            #expect(downloaded.withLock { $0 } == Int64(DownloadTests.small.count))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")) == ["once.mp4"])
+            #expect(try Self.audioSamples(once) == Self.audioSamples(fromFile))
+        }
+    }
+
+    @Test func aURLThatCannotBeDownloadedIsAnOptionError() async throws {
+        let folder = try TemporaryFolder()
+        do {
+            _ = try await MuxEngine().merge(
+                video: FilePath(Self.video), audio: URL(fileURLWithPath: Self.audio), output: FilePath(folder.path("o.mp4")))
+            Issue.record("a file: URL was merged")
+        } catch {
+            // Typed: `error` is a MediaMuxError without a cast.
+            #expect(error.kind == .option)
+            #expect(error.subject?.hasPrefix("file://") == true)
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func mergeProgressEndsAtTheWholeOutput() async throws {
+        let folder = try TemporaryFolder()
+        let seen = Mutex<[MergeProgress]>([])
+        let report = try await MergeEngine().merge(
+            video: Self.video, audio: Self.audio, output: folder.path("o.mp4"),
+            progress: { progress in seen.withLock { $0.append(progress) } })
+        let all = seen.withLock { $0 }
+        let last = try #require(all.last)
+        #expect(last.fraction == 1 && last.written == report.duration && last.total == report.duration)
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.fraction <= $1.fraction })
+    }
+
+    @Test func mergeAsASequenceOfEvents() async throws {
+        let folder = try TemporaryFolder()
+        var progress: [MergeProgress] = []
+        var finished: MergeReport?
+        for try await event in MergeEngine().mergeEvents(video: Self.video, audio: Self.audio, output: folder.path("o.mp4")) {
+            #expect(finished == nil, "an event after the result")
+            switch event {
+            case .progress(let step): progress.append(step)
+            case .finished(let report): finished = report
+            }
+        }
+        let report = try #require(finished)
+        #expect(report.duration == MediaTime(4))
+        #expect(progress.allSatisfy { (0...1).contains($0.fraction) })
+        #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.fraction <= $1.fraction })
+        #expect(try MP4File(path: folder.path("o.mp4")).audioTracks.count == 1)
+
+        // A second iteration runs the call again: the output now exists.
+        do {
+            for try await _ in MergeEngine().mergeEvents(video: Self.video, audio: Self.audio, output: folder.path("o.mp4")) {}
+            Issue.record("merged over an existing output")
+        } catch {
+            #expect(error == .outputExists(path: folder.path("o.mp4")))
+        }
+    }
+
+    /// Cancelling the task that iterates a merge from a URL cancels the
+    /// download: the loop throws `cancelled` after the call has cleaned up.
+    @Test(.timeLimit(.minutes(3))) func cancellingTheIterationCancelsTheCall() async throws {
+        try await DownloadTests.withServer { server, folder in
+            server.serve("/song.m4a", body: DownloadTests.small)
+            server.inject("/song.m4a", [.stallAfter(bytes: 4096, seconds: 600)])
+            try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
+            let output = folder.path("out/o.mp4")
+            let events = MuxEngine().mergeEvents(
+                video: Self.video, audio: server.url("/song.m4a"), output: output,
+                download: DownloadTests.options(folder, useCache: false))
+            let (started, signal) = AsyncStream<Void>.makeStream()
+            let iteration = Task {
+                for try await event in events {
+                    if case .progress(.downloading(let progress)) = event, progress.bytesReceived > 0 { signal.yield() }
+                }
+            }
+            for await _ in started { break }
+            iteration.cancel()
+            let result = await iteration.result
+            #expect(throws: MediaMuxError.cancelled(path: output)) { try result.get() }
+            #expect(!FileManager.default.fileExists(atPath: output))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")).isEmpty)
+        }
+    }
+
+    /// Result and progress values can be made by callers' own tests.
+    @Test func resultsCanBeMadeByCallers() {
+        let track = MergeReport.Track(
+            source: "v.mp4", streamIndex: 0, codec: "h264", codecTag: "avc1", start: 0, duration: 2, packets: 60, bytes: 1000)
+        let report = MergeReport(
+            output: "o.mp4", duration: 2, endReason: .videoEndsFirst, rotation: RotationDecision(degrees: 0, reason: "the source says so"),
+            video: track, audio: track, fileBytes: 2000, elapsed: .milliseconds(30), movieHeader: .atEnd)
+        #expect(MuxReport(merge: report).duration == MediaTime(2))
+        #expect(MergeProgress(written: 1, total: 4).fraction == 0.25)
+        #expect(MergeProgress(written: -1, total: 4).fraction == 0)
+        let info = MediaInfo(
+            path: "v.mp4", format: "mov,mp4",
+            streams: [StreamInfo(index: 0, kind: .video, codec: "h264", timeBase: MediaTime(value: 1, timescale: 90000), start: 0, end: 3, width: 1920, height: 1080, rotation: 270)])
+        #expect(info.displaySize == VideoSize(width: 1080, height: 1920) && info.duration == MediaTime(3))
+    }
+}
