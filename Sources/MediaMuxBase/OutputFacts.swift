@@ -6,15 +6,15 @@ import Darwin
 
 /// What the planner needs to know about the output path; gathered by the caller
 /// so that planning itself touches no file.
-public struct OutputFacts: Sendable, Equatable {
-    public var exists: Bool
-    public var isFolder: Bool
-    public var folderExists: Bool
-    public var isSameFileAsAnInput: Bool
+package struct OutputFacts: Sendable, Equatable {
+    package var exists: Bool
+    package var isFolder: Bool
+    package var folderExists: Bool
+    package var isSameFileAsAnInput: Bool
     /// Sizes of the input files, for the moov room estimate.
-    public var inputBytes: Int
+    package var inputBytes: Int
 
-    public init(exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
+    package init(exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
         self.exists = exists
         self.isFolder = isFolder
         self.folderExists = folderExists

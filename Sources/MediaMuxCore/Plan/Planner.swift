@@ -1,17 +1,17 @@
 import MediaMuxBase
 /// Pure: every decision of a merge, from probed facts and options.
-public struct MergePlanner: Sendable {
+package struct MergePlanner: Sendable {
     /// Answers whether the output container can hold a codec (FFmpeg's muxer knows).
-    public var canStore: @Sendable (_ codec: String, _ container: MergePlan.Container) -> Bool
+    package var canStore: @Sendable (_ codec: String, _ container: MergePlan.Container) -> Bool
 
-    public init(canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool) {
+    package init(canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool) {
         self.canStore = canStore
     }
 
-    public static let movieTimescale: Int64 = 90_000
-    public static let interleaveWindow = MediaTime(value: 1, timescale: 2)
+    package static let movieTimescale: Int64 = 90_000
+    package static let interleaveWindow = MediaTime(value: 1, timescale: 2)
 
-    public func plan(
+    package func plan(
         video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
         outputFacts: OutputFacts, options: MergeOptions
     ) throws -> MergePlan {
