@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -238,7 +239,8 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private struct State: ~Copyable {
         var answer: Answer?
         var finalURL: String
-        var descriptor: Int32 = -1
+        /// The partial file while a body is written into it.
+        var file: SystemPackage.FileDescriptor?
         var position: Int64 = 0
     }
 
@@ -269,7 +271,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     deinit {
-        state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
+        closeFile()
     }
 
     package var answer: Answer? { state.withLock { $0.answer } }
@@ -293,7 +295,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
                 // What the partial file will hold is on record before its first byte,
                 // so even a killed process leaves a partial that resumes correctly.
                 try save(validators)
-                state.descriptor = try openPartial(from: start)
+                state.file = try openPartial(from: start)
                 state.position = start
                 state.answer?.written = start
             }
@@ -307,10 +309,11 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         let reached: (position: Int64, total: Int64?)
         do {
             reached = try state.withLock { state in
-                guard state.descriptor >= 0, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
-                let position = state.position
-                try buffer.withUnsafeReadableBytes { bytes in
-                    guard writeFully(state.descriptor, bytes, at: position) else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+                guard let file = state.file, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
+                do {
+                    try file.writeAll(toAbsoluteOffset: state.position, buffer.readableBytesView)
+                } catch {
+                    throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
                 }
                 state.position += Int64(buffer.readableBytes)
                 state.answer?.written = state.position
@@ -334,25 +337,31 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     private func closeFile() {
-        state.withLock { state in
-            if state.descriptor >= 0 { close(state.descriptor) }
-            state.descriptor = -1
+        let file = state.withLock { state in
+            defer { state.file = nil }
+            return state.file
         }
+        try? file?.close()
     }
 
     /// The partial file, ready for bytes from `start` on. Starting over gets a
     /// new file: truncating one to zero makes ext4 write all of it back on
     /// close (its protection for replace-by-truncate).
-    private func openPartial(from start: Int64) throws -> Int32 {
+    private func openPartial(from start: Int64) throws -> SystemPackage.FileDescriptor {
         if start == 0 { unlink(path) }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-        if fileSize(path) != start, ftruncate(descriptor, off_t(start)) != 0 {
-            let reason = systemErrorText()
-            close(descriptor)
-            throw MediaMuxError.cache(path: path, reason: reason)
+        do {
+            let file = try SystemPackage.FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .closeOnExec], permissions: .createdFile)
+            guard fileSize(path) != start else { return file }
+            do {
+                try file.resize(to: start)
+            } catch {
+                try? file.close()
+                throw error
+            }
+            return file
+        } catch {
+            throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
         }
-        return descriptor
     }
 }
 
@@ -449,12 +458,12 @@ package func fileSize(_ path: String) -> Int64 {
 }
 
 package func truncate(_ path: String, to length: Int64) throws {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-    guard descriptor >= 0, ftruncate(descriptor, off_t(length)) == 0 else {
-        if descriptor >= 0 { close(descriptor) }
-        throw MediaMuxError.cache(path: path, reason: systemErrorText())
+    do {
+        let file = try SystemPackage.FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .closeOnExec], permissions: .createdFile)
+        try file.closeAfter { try file.resize(to: length) }
+    } catch {
+        throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
     }
-    close(descriptor)
 }
 
 private func timeAmount(_ duration: Duration) -> TimeAmount {
