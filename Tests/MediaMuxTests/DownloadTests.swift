@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 @testable import MediaMux
@@ -436,6 +438,74 @@ struct DownloadTests {
             let entries = try MuxEngine().cachedDownloads(in: folder.path("cache"))
             #expect(entries.isEmpty)
         }
+    }
+
+    // MARK: Failures, by the types the client throws
+
+    /// A TLS client on a plain HTTP port: one attempt (TLS is not retried)
+    /// and a hint, not BoringSSL's dump. The server parses no request.
+    @Test func tlsToAPlainHTTPPortSaysSo() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = "https://127.0.0.1:\(server.port)/song.m4a"
+            let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "TLS failed: the server does not speak TLS on this port (try http://)"))
+            #expect(server.allRequests.isEmpty)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    /// A server that accepts the request and then says nothing for ten
+    /// minutes: the idle timeout ends the attempt, and the error says so
+    /// (not "connection closed"). The time limit only bounds a regression.
+    @Test(.timeLimit(.minutes(3)))
+    func silentServerFailsWithTheIdleReason() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.delay(seconds: 600)])
+            let url = server.url("/song.m4a")
+            let error = await Self.failure {
+                try await MuxEngine().download(url, options: Self.options(folder, idleTimeout: .seconds(1), attempts: 1))
+            }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "the server sent nothing for longer than the idle timeout"))
+            #expect(server.requests("/song.m4a").count == 1)
+        }
+    }
+
+    /// What AsyncHTTPClient itself throws on 127.0.0.1, named by type: a body
+    /// cut short, TLS spoken to a plain HTTP port, a refused connection.
+    @Test func clientErrorsAreClassifiedByTheirTypes() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        func failure(of url: String) async -> (any Error)? {
+            do {
+                _ = try await client.get(url: url).get()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        do {
+            try await Self.withServer { server, _ in
+                server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+                server.inject("/big.mp4", [.cutAfter(bytes: 100_000)])
+                let cut = try #require(await failure(of: server.url("/big.mp4")), "a cut body did not fail")
+                #expect(classify(cut) == .truncated(received: 0, expected: nil), "\(type(of: cut)): \(cut)")
+
+                let tls = try #require(await failure(of: "https://127.0.0.1:\(server.port)/big.mp4"), "TLS to HTTP did not fail")
+                #expect(classify(tls) == .tls("the server does not speak TLS on this port (try http://)"), "\(type(of: tls)): \(tls)")
+
+                let port = server.port
+                try await server.stop()
+                let refused = try #require(await failure(of: "http://127.0.0.1:\(port)/big.mp4"), "a closed port answered")
+                #expect(classify(refused) == .connection("connection refused"), "\(type(of: refused)): \(refused)")
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
     }
 
     // MARK: Retries
