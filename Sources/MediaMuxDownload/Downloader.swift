@@ -52,7 +52,7 @@ package struct Downloader {
                 }
                 if outcome.notModified {
                     cache.touch(key, record: record)
-                    progress?(DownloadProgress(bytesReceived: record.bytes, totalBytes: record.bytes, bytesPerSecond: 0, secondsRemaining: 0))
+                    progress?(DownloadProgress(bytesReceived: record.bytes, totalBytes: record.bytes, remaining: .zero))
                     return result(record, path: cache.path(record.file), source: .revalidatedCache, started: started, attempts: outcome.attempts)
                 }
                 return try await commit(outcome, into: cache, key: key, started: started)
@@ -95,7 +95,7 @@ package struct Downloader {
             return DownloadResult(
                 path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
                 source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
-                elapsedSeconds: (clock.now - started).seconds, warnings: [])
+                elapsed: clock.now - started, warnings: [])
         }
     }
 
@@ -157,7 +157,7 @@ package struct Downloader {
         DownloadResult(
             path: path, url: url, finalURL: record.finalURL, bytes: record.bytes, contentType: record.validators.contentType,
             source: source, resumedFrom: 0, attempts: attempts, sha256: record.sha256,
-            elapsedSeconds: (clock.now - started).seconds, warnings: warnings)
+            elapsed: clock.now - started, warnings: warnings)
     }
 
 }

@@ -254,6 +254,8 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let maximumBytes: Int64
     private let meter: ProgressMeter
     private let save: @Sendable (ResourceValidators) throws -> Void
+    /// When the request went out: the progress rate is measured from here.
+    private let requested = ContinuousClock.now
     private let state: Mutex<State>
 
     package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
@@ -303,6 +305,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
+        if case .write(let start, _) = decision { meter.startBody(at: start, requested: requested) }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -454,52 +457,84 @@ private func handshakeReason(_ failure: BoringSSLError) -> String {
     return "the handshake failed"
 }
 
-/// Progress at most ten times a second, with a rate over the last half second.
+/// Progress through the base's throttle (at most ten reports a second),
+/// with a rate over the last half second. Until the first half second has
+/// passed, the rate is measured from when the request went out, so the first
+/// reports after bytes arrive already carry a rate and the time left.
 /// Reported from the event loop while a body arrives, finished by the
 /// transfer's task: the state is behind a lock.
 package final class ProgressMeter: Sendable {
-    private struct Window {
-        var lastReport: ContinuousClock.Instant?
-        var start: (ContinuousClock.Instant, Int64)?
+    package static let window: Duration = .milliseconds(500)
+
+    private struct State {
+        var throttle = ProgressThrottle()
+        /// Where the window being measured starts: an instant and the bytes then.
+        var start: (instant: ContinuousClock.Instant, bytes: Int64)?
+        /// Whether a whole window has been measured since the body started.
+        var filled = false
         var rate: Double = 0
+
+        mutating func measure(bytes: Int64, at now: ContinuousClock.Instant) {
+            guard let start else {
+                self.start = (now, bytes)
+                return
+            }
+            let elapsed = now - start.instant
+            guard elapsed > .zero else { return }
+            let measured = Double(bytes - start.bytes) / elapsed.seconds
+            if elapsed >= ProgressMeter.window {
+                rate = measured
+                self.start = (now, bytes)
+                filled = true
+            } else if !filled {
+                rate = measured
+            }
+        }
     }
 
     private let sink: (@Sendable (DownloadProgress) -> Void)?
-    private let clock = ContinuousClock()
-    private let window = Mutex(Window())
+    private let state = Mutex(State())
 
     package init(sink: (@Sendable (DownloadProgress) -> Void)?) {
         self.sink = sink
     }
 
+    /// A body starts at `bytes` (what the partial file already holds) for a
+    /// request sent at `requested`: the rate is measured afresh from then.
+    package func startBody(at bytes: Int64, requested: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.start = (requested, bytes)
+            state.filled = false
+            state.rate = 0
+        }
+    }
+
     package func report(bytes: Int64, total: Int64?) {
         guard let sink else { return }
-        let now = clock.now
-        let due: DownloadProgress? = window.withLock { window in
-            if let (start, startBytes) = window.start {
-                let elapsed = (now - start).seconds
-                if elapsed >= 0.5 {
-                    window.rate = Double(bytes - startBytes) / elapsed
-                    window.start = (now, bytes)
-                }
-            } else {
-                window.start = (now, bytes)
-            }
-            if let last = window.lastReport, now - last < .milliseconds(100) { return nil }
-            window.lastReport = now
-            return Self.progress(bytes: bytes, total: total, rate: window.rate)
+        let now = ContinuousClock.now
+        let due: DownloadProgress? = state.withLock { state in
+            state.measure(bytes: bytes, at: now)
+            guard state.throttle.isDue(at: now) else { return nil }
+            return Self.progress(bytes: bytes, total: total, rate: state.rate)
         }
         if let due { sink(due) }
     }
 
+    /// The last report, once the body is complete: always made, whatever the throttle says.
     package func finish(bytes: Int64, total: Int64?) {
-        let rate = window.withLock { $0.rate }
-        sink?(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
+        guard let sink else { return }
+        let rate = state.withLock { $0.rate }
+        sink(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
     }
 
     private static func progress(bytes: Int64, total: Int64?, rate: Double) -> DownloadProgress {
-        let remaining = total.flatMap { rate > 0 ? Double(max($0 - bytes, 0)) / rate : nil }
-        return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, secondsRemaining: remaining)
+        var remaining: Duration?
+        if let total, total <= bytes {
+            remaining = .zero
+        } else if let total, rate > 0 {
+            remaining = .seconds(Double(total - bytes) / rate)
+        }
+        return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, remaining: remaining)
     }
 }
 

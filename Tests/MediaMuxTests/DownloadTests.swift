@@ -146,6 +146,41 @@ struct DownloadTests {
         }
     }
 
+    /// A slow server (the body in 4 KiB pieces, a twentieth of a second
+    /// apart): the first report with bytes and a known total already carries
+    /// a rate and the time left, and the two agree. The test reads no clock.
+    @Test func firstProgressCarriesARateAndTheTimeLeft() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.paced(bytes: 4096, seconds: 0.05)])
+            let log = ProgressLog()
+            let result = try await MuxEngine().download(server.url("/song.m4a"), options: Self.options(folder), progress: log.handler)
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+
+            let first = try #require(log.all.first { $0.bytesReceived > 0 && $0.totalBytes != nil })
+            let total = try #require(first.totalBytes)
+            try #require(first.bytesReceived < total, "the first report came with the whole body: \(log.all)")
+            #expect(first.bytesPerSecond > 0)
+            let remaining = try #require(first.remaining, "no time left in \(first)")
+            let atThatRate = Double(total - first.bytesReceived) / first.bytesPerSecond
+            #expect(abs(remaining.seconds - atThatRate) <= atThatRate * 1e-9, "\(first)")
+            #expect(log.all.last?.remaining == .zero)
+        }
+    }
+
+    /// Callers fake results with the public initializer; reports keep the
+    /// key `elapsedSeconds`, a number of seconds.
+    @Test func resultEncodesElapsedAsSeconds() throws {
+        let result = DownloadResult(
+            path: "/tmp/song.m4a", url: "http://127.0.0.1/song.m4a", finalURL: "http://127.0.0.1/song.m4a", bytes: 10,
+            elapsed: .milliseconds(1500))
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(result)) as? [String: Any])
+        #expect(object["elapsedSeconds"] as? Double == 1.5)
+        #expect(object["elapsed"] == nil)
+        #expect(Set(object.keys) == ["path", "url", "finalURL", "bytes", "source", "resumedFrom", "attempts", "elapsedSeconds", "warnings"])
+        #expect(DownloadProgress(bytesReceived: 5, totalBytes: 10).fraction == 0.5)
+    }
+
     @Test func secondDownloadRevalidates() async throws {
         try await Self.withServer { server, folder in
             server.serve("/song.m4a", body: Self.small)
