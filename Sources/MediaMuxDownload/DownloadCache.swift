@@ -44,7 +44,7 @@ package struct DownloadCache {
         return (environment("HOME") ?? ".") + "/.cache/mediamux"
     }
 
-    package init(directory: String) throws {
+    package init(directory: String) throws(MediaMuxError) {
         self.directory = directory
         try makeFolders(directory)
     }
@@ -227,7 +227,7 @@ package func secondsSince1970() -> Int64 {
     return Int64(now.tv_sec)
 }
 
-private func makeFolders(_ path: String) throws {
+private func makeFolders(_ path: String) throws(MediaMuxError) {
     var built = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         built += "/" + part

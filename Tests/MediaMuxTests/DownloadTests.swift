@@ -987,6 +987,108 @@ struct DownloadTests {
         }
     }
 
+    // MARK: Typed errors and events
+
+    /// The public calls throw `MediaMuxError` itself: no cast is needed.
+    @Test func publicCallsThrowMediaMuxError() async throws {
+        let folder = try TemporaryFolder()
+        do throws(MediaMuxError) {
+            let result = try await DownloadEngine().download("ftp://x/song.m4a", options: Self.options(folder))
+            Issue.record("ftp was accepted: \(result)")
+        } catch {
+            #expect(error.kind == .option)
+            #expect(error.subject == "ftp://x/song.m4a")
+        }
+        do throws(MediaMuxError) {
+            let result = try await MuxEngine().download("ftp://x/song.m4a", to: folder.path("song.m4a"), options: Self.options(folder))
+            Issue.record("ftp was accepted: \(result)")
+        } catch {
+            #expect(error.kind == .option)
+        }
+        // A cache folder that cannot be made: under a file.
+        let blocker = folder.path("blocker")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
+        do throws(MediaMuxError) {
+            let entries = try MuxEngine().cachedDownloads(in: blocker + "/cache")
+            Issue.record("a cache under a file: \(entries)")
+        } catch {
+            #expect(error.kind == .output)
+            #expect(error.subject == blocker + "/cache")
+        }
+    }
+
+    /// Where the handler runs, as documented: on the NIO event loop that
+    /// reads the body, and for the last report (the file complete) on the
+    /// calling task.
+    @Test func progressRunsOnTheEventLoopThenOnTheTask() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.paced(bytes: 8192, seconds: 0.05)])
+            let calls = Mutex<[(bytes: Int64, onEventLoop: Bool)]>([])
+            _ = try await DownloadEngine().download(server.url("/song.m4a"), options: Self.options(folder)) { progress in
+                let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
+                calls.withLock { $0.append((progress.bytesReceived, onEventLoop)) }
+            }
+            let all = calls.withLock { $0 }
+            try #require(all.count >= 2, "\(all)")
+            #expect(all.dropLast().allSatisfy { $0.onEventLoop }, "\(all)")
+            #expect(all.last?.onEventLoop == false, "\(all)")
+            #expect(all.last?.bytes == Int64(Self.small.count))
+        }
+    }
+
+    /// Progress, then the result as the one last event.
+    @Test func downloadEventsEndWithTheResult() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let destination = folder.path("big.mp4")
+            var progress: [DownloadProgress] = []
+            var results: [DownloadResult] = []
+            var eventsAfterTheResult = 0
+            for try await event in MuxEngine().downloadEvents(server.url("/big.mp4"), to: destination, options: Self.options(folder)) {
+                if !results.isEmpty { eventsAfterTheResult += 1 }
+                switch event {
+                case .progress(let report): progress.append(report)
+                case .finished(let result): results.append(result)
+                }
+            }
+            #expect(eventsAfterTheResult == 0)
+            let result = try #require(results.first)
+            #expect(results.count == 1)
+            #expect(result.path == destination)
+            #expect(result.bytes == Int64(Self.big.count))
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+            #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+            #expect(progress.allSatisfy { $0.totalBytes == Int64(Self.big.count) })
+        }
+    }
+
+    /// Leaving the loop early cancels the download: nothing appears beside
+    /// the destination but the cache, which keeps the bytes so far, and the
+    /// next call resumes from them. The server stalls for ten minutes: a
+    /// download that went on would exceed the test's limit.
+    @Test(.timeLimit(.minutes(3)))
+    func leavingDownloadEventsEarlyCancelsTheDownload() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 600)])
+            let url = server.url("/big.mp4")
+            let destination = folder.path("big.mp4")
+            let options = Self.options(folder, idleTimeout: .seconds(1200))
+            for try await event in DownloadEngine().downloadEvents(url, to: destination, options: options) {
+                if case .progress(let progress) = event, progress.bytesReceived > 0 { break }
+            }
+            // This call waits for the cancelled one to let go of the URL's cache lock.
+            let resumed = try await DownloadEngine().download(url, options: options)
+            #expect(resumed.resumedFrom > 0 && resumed.resumedFrom <= 1_000_000)
+            #expect(try Self.sha256(file: resumed.path) == Self.bigHash)
+            #expect(folder.contents == ["cache"], "beside the destination: \(folder.contents)")
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("Range") == "bytes=\(resumed.resumedFrom)-")
+        }
+    }
+
     // MARK: download(to:)
 
     @Test func downloadToAFileWithoutTheCache() async throws {
