@@ -3,52 +3,83 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+package import SystemPackage
+
+// The one read and write path for files MediaMux patches or records, on
+// swift-system: its calls retry after signals (EINTR) and `writeAll` goes on
+// after short writes. Callers that hold a raw descriptor (FFmpeg's owners in
+// the core) keep these errno-style functions; new code can throw `Errno`.
+
+extension FilePermissions {
+    /// rw-r--r-- (before the umask): what MediaMux's files are created with.
+    package static var createdFile: FilePermissions { [.ownerReadWrite, .groupRead, .otherRead] }
+}
+
+extension FileDescriptor {
+    /// Reads from `offset` until `buffer` is full or the file ends, going on
+    /// after short reads; returns the bytes read.
+    package func readAll(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let got = try read(fromAbsoluteOffset: offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]))
+            if got == 0 { break }
+            done += got
+        }
+        return done
+    }
+}
+
+/// What a failed call says, as strerror(3) words it for an `Errno`.
+package func systemErrorText(_ error: any Error) -> String {
+    (error as? Errno).map { systemErrorText($0.rawValue) } ?? String(describing: error)
+}
 
 /// Reads up to `count` bytes at `offset` into `buffer`, going on after short
-/// reads and signals (EINTR) until the count or the end of the file. Returns
-/// the bytes read, or -1 with errno set.
+/// reads and signals until the count or the end of the file. Returns the
+/// bytes read, or -1 with errno set.
 package func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
-    var done = 0
-    while done < count {
-        let got = pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
-        if got < 0 {
-            if errno == EINTR { continue }
-            return -1
-        }
-        if got == 0 { break }
-        done += got
+    do {
+        return try FileDescriptor(rawValue: descriptor).readAll(
+            fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+    } catch {
+        recordErrno(error)
+        return -1
     }
-    return done
 }
 
 /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file; nil on an error.
 package func readBytes(_ descriptor: Int32, count: Int, at offset: Int64) -> [UInt8]? {
     var bytes = [UInt8](repeating: 0, count: count)
-    let got = bytes.withUnsafeMutableBytes { readFully(descriptor, into: $0.baseAddress!, count: count, at: offset) }
-    guard got >= 0 else { return nil }
-    bytes.removeLast(count - got)
-    return bytes
+    let got = bytes.withUnsafeMutableBytes { buffer in
+        Result { try FileDescriptor(rawValue: descriptor).readAll(fromAbsoluteOffset: offset, into: buffer) }
+    }
+    switch got {
+    case .success(let count):
+        bytes.removeLast(bytes.count - count)
+        return bytes
+    case .failure(let error):
+        recordErrno(error)
+        return nil
+    }
 }
 
 /// Writes all of `bytes` at `offset`, going on after short writes and
 /// signals. False with errno set when the system refuses (a full disk).
 package func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-    var done = 0
-    while done < bytes.count {
-        let wrote = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-        if wrote < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        if wrote == 0 {
-            errno = EIO
-            return false
-        }
-        done += wrote
+    do {
+        try FileDescriptor(rawValue: descriptor).writeAll(toAbsoluteOffset: offset, bytes)
+        return true
+    } catch {
+        recordErrno(error)
+        return false
     }
-    return true
 }
 
 package func writeFully(_ descriptor: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
     bytes.withUnsafeBytes { writeFully(descriptor, $0, at: offset) }
+}
+
+/// Leaves `error`'s code in errno, as the functions above promise.
+private func recordErrno(_ error: any Error) {
+    errno = (error as? Errno)?.rawValue ?? EIO
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+internal import SystemPackage
 
 /// A file beside the output that becomes the output only when complete. Its
 /// hidden name never matches the output's, so a crash or `kill -9` cannot
@@ -68,13 +69,12 @@ package final class TemporaryOutput {
 extension TemporaryOutput {
     /// Writes `bytes` as the whole temporary file.
     package func store(_ bytes: [UInt8]) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText()) }
-        defer { close(descriptor) }
-        guard writeFully(descriptor, bytes, at: 0) else {
-            let reason = systemErrorText()
+        do {
+            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .createdFile)
+            try file.closeAfter { _ = try file.writeAll(toAbsoluteOffset: 0, bytes) }
+        } catch {
             unlink(path)
-            throw MediaMuxError.outputNotWritable(path: finalPath, reason: reason)
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText(error))
         }
     }
 }

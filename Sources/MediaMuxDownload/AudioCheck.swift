@@ -1,9 +1,5 @@
 import MediaMuxBase
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SystemPackage
 
 /// Says whether the file at `path` has an audio stream, for bodies the
 /// download module cannot recognise alone. The facade passes FFmpeg's probe.
@@ -44,9 +40,14 @@ package enum AudioSignature {
 
 /// Up to `count` bytes from the start of a file.
 package func firstBytes(of path: String, count: Int) throws -> [UInt8] {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { throw MediaMuxError.unreadable(path: path, reason: systemErrorText()) }
-    defer { close(descriptor) }
-    guard let bytes = readBytes(descriptor, count: count, at: 0) else { throw MediaMuxError.unreadable(path: path, reason: systemErrorText()) }
-    return bytes
+    do {
+        let file = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+        return try file.closeAfter {
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = try bytes.withUnsafeMutableBytes { try file.readAll(fromAbsoluteOffset: 0, into: $0) }
+            return Array(bytes.prefix(got))
+        }
+    } catch {
+        throw MediaMuxError.unreadable(path: path, reason: systemErrorText(error))
+    }
 }

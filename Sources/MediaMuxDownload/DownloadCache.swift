@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,7 +44,7 @@ package struct DownloadCache {
         return (environment("HOME") ?? ".") + "/.cache/mediamux"
     }
 
-    package init(directory: String) throws {
+    package init(directory: String) throws(MediaMuxError) {
         self.directory = directory
         try makeFolders(directory)
     }
@@ -226,7 +227,7 @@ package func secondsSince1970() -> Int64 {
     return Int64(now.tv_sec)
 }
 
-private func makeFolders(_ path: String) throws {
+private func makeFolders(_ path: String) throws(MediaMuxError) {
     var built = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         built += "/" + part
@@ -250,12 +251,17 @@ package func readJSONFile<T: Decodable>(_ path: String) -> T? {
 package func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
     let data = try JSONEncoder().encode(value)
     let temporary = path + ".tmp\(getpid())"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-    let written = data.withUnsafeBytes { writeFully(descriptor, $0, at: 0) }
-    close(descriptor)
-    guard written, rename(temporary, path) == 0 else {
+    do {
+        let file = try FileDescriptor.open(
+            FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .createdFile)
+        try file.closeAfter { _ = try file.writeAll(toAbsoluteOffset: 0, data) }
+    } catch {
         unlink(temporary)
-        throw MediaMuxError.cache(path: path, reason: systemErrorText())
+        throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
+    }
+    guard rename(temporary, path) == 0 else {
+        let reason = systemErrorText()
+        unlink(temporary)
+        throw MediaMuxError.cache(path: path, reason: reason)
     }
 }

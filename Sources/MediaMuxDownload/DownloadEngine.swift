@@ -5,10 +5,18 @@ public import AsyncHTTPClient
 /// cache that revalidates with the server, checked to be audio. Links no
 /// FFmpeg: a body's audio check reads MP4 boxes and the first bytes of the
 /// common audio files, and takes Ogg and Matroska bodies as they are
-/// (`MuxEngine.download` asks FFmpeg about those). Cancel the Task to stop:
-/// the call throws `MediaMuxError.cancelled` and keeps the bytes so far for
-/// the next call to resume from. Progress handlers run on the event loop or
-/// pool thread doing the work.
+/// (`MuxEngine.download` asks FFmpeg about those).
+///
+/// Every call throws `MediaMuxError` alone. Cancel the Task to stop: the call
+/// throws `MediaMuxError.cancelled(path:)` naming the URL, nothing half
+/// written appears under a destination, and the bytes so far are kept for
+/// the next call to resume from.
+///
+/// Progress handlers run on the NIO event loop thread that reads the body
+/// (the download's own loop, or one of `httpClient`'s), at most ten times a
+/// second, then once more from the calling task when the file is complete.
+/// Reports of one call never overlap. Keep a handler short: the body waits
+/// while it runs.
 public struct DownloadEngine: Sendable {
     /// Where hashing and file copies run.
     public var runtime: MediaRuntime
@@ -24,23 +32,44 @@ public struct DownloadEngine: Sendable {
     }
 
     /// Downloads `url` into the download cache (or revalidates the cached
-    /// copy) and returns where the file is. Cancel the Task to stop: the bytes
-    /// so far are kept, and the next call resumes from them.
+    /// copy) and returns where the file is.
+    ///
+    /// `progress` runs on the NIO event loop thread reading the body (the
+    /// download's own, or one of `httpClient`'s), and once more from the
+    /// calling task when the file is complete; its calls never overlap.
+    /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`:
+    /// no cache entry is made from a part, and the bytes so far stay in the
+    /// cache for the next call to resume from.
     public func download(
         _ url: String, options: DownloadOptions = DownloadOptions(),
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> DownloadResult {
+    ) async throws(MediaMuxError) -> DownloadResult {
         try await download(url, options: options, progress: progress, probeForAudio: nil)
+    }
+
+    /// `download(_:options:progress:)` as an asynchronous sequence: its
+    /// progress, then its result as the last event. The download starts when
+    /// iteration starts; ending the loop early cancels it as cancelling its
+    /// Task would (the bytes so far stay in the cache). Events are delivered
+    /// to the iterating task, one at a time.
+    public func downloadEvents(
+        _ url: String, options: DownloadOptions = DownloadOptions()
+    ) -> ProgressEvents<DownloadProgress, DownloadResult> {
+        ProgressEvents(subject: url) { progress throws(MediaMuxError) in
+            try await self.download(url, options: options, progress: progress)
+        }
     }
 
     /// The same, with a probe for bodies the first bytes do not identify.
     package func download(
         _ url: String, options: DownloadOptions, progress: (@Sendable (DownloadProgress) -> Void)?, probeForAudio: AudioProbe?
-    ) async throws -> DownloadResult {
-        try Self.checkURL(url)
-        let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-        return try await reportingCancellation(of: url) {
-            try await Downloader(url: url, options: options, progress: progress, probeForAudio: probeForAudio, runtime: runtime, client: httpClient).intoCache(cache)
+    ) async throws(MediaMuxError) -> DownloadResult {
+        try await typedErrors(subject: url) {
+            try Self.checkURL(url)
+            let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
+            return try await Downloader(
+                url: url, options: options, progress: progress, probeForAudio: probeForAudio, runtime: runtime, client: httpClient
+            ).intoCache(cache)
         }
     }
 
@@ -48,51 +77,60 @@ public struct DownloadEngine: Sendable {
     /// `options.useCache` is false; then an interrupted transfer is kept as a
     /// hidden `.NAME.download` file beside `destination` and resumed from there.
     /// Nothing ever appears under `destination` until the file is complete.
+    ///
+    /// `progress` runs on the NIO event loop thread reading the body (the
+    /// download's own, or one of `httpClient`'s), and once more from the
+    /// calling task when the file is complete; its calls never overlap.
+    /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`
+    /// and leaves nothing under `destination`; the bytes so far stay in the
+    /// cache (or in the hidden partial file) for the next call to resume from.
     public func download(
         _ url: String, to destination: String, overwrite: Bool = false,
         options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> DownloadResult {
+    ) async throws(MediaMuxError) -> DownloadResult {
         try await download(url, to: destination, overwrite: overwrite, options: options, progress: progress, probeForAudio: nil)
+    }
+
+    /// `download(_:to:overwrite:options:progress:)` as an asynchronous
+    /// sequence: its progress, then its result as the last event. The
+    /// download starts when iteration starts; ending the loop early cancels
+    /// it as cancelling its Task would (nothing appears under `destination`).
+    /// Events are delivered to the iterating task, one at a time.
+    public func downloadEvents(
+        _ url: String, to destination: String, overwrite: Bool = false, options: DownloadOptions = DownloadOptions()
+    ) -> ProgressEvents<DownloadProgress, DownloadResult> {
+        ProgressEvents(subject: url) { progress throws(MediaMuxError) in
+            try await self.download(url, to: destination, overwrite: overwrite, options: options, progress: progress)
+        }
     }
 
     /// The same, with a probe for bodies the first bytes do not identify.
     package func download(
         _ url: String, to destination: String, overwrite: Bool, options: DownloadOptions,
         progress: (@Sendable (DownloadProgress) -> Void)?, probeForAudio: AudioProbe?
-    ) async throws -> DownloadResult {
-        try Self.checkURL(url)
-        let facts = outputFacts(output: destination, inputs: [])
-        if facts.isFolder || destination.hasSuffix("/") {
-            throw MediaMuxError.outputNotWritable(path: destination, reason: "it is a folder; give a file name")
-        }
-        guard facts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: destination) }
-        if facts.exists && !overwrite { throw MediaMuxError.outputExists(path: destination) }
-        let downloader = Downloader(url: url, options: options, progress: progress, probeForAudio: probeForAudio, runtime: runtime, client: httpClient)
-        return try await reportingCancellation(of: url) {
-            if options.useCache {
-                let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
-                var result = try await downloader.intoCache(cache)
-                let cached = result.path
-                try await runBlocking(on: runtime.threadPool) { _ in try shareFile(cached, to: destination, overwrite: overwrite) }
-                result.path = destination
-                return result
+    ) async throws(MediaMuxError) -> DownloadResult {
+        try await typedErrors(subject: url) {
+            try Self.checkURL(url)
+            let facts = outputFacts(output: destination, inputs: [])
+            if facts.isFolder || destination.hasSuffix("/") {
+                throw MediaMuxError.outputNotWritable(path: destination, reason: "it is a folder; give a file name")
             }
-            return try await downloader.intoFile(destination, overwrite: overwrite)
-        }
-    }
-
-    /// Cancellation, wherever it lands (a retry wait, the cache lock), is the
-    /// library's own error, like every other.
-    private func reportingCancellation<T>(of url: String, _ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch is CancellationError {
-            throw MediaMuxError.cancelled(path: url)
+            guard facts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: destination) }
+            if facts.exists && !overwrite { throw MediaMuxError.outputExists(path: destination) }
+            let downloader = Downloader(
+                url: url, options: options, progress: progress, probeForAudio: probeForAudio, runtime: runtime, client: httpClient)
+            guard options.useCache else { return try await downloader.intoFile(destination, overwrite: overwrite) }
+            let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(options.cacheDirectory))
+            var result = try await downloader.intoCache(cache)
+            let cached = result.path
+            try await runBlocking(on: runtime.threadPool) { _ in try shareFile(cached, to: destination, overwrite: overwrite) }
+            result.path = destination
+            return result
         }
     }
 
     /// The complete downloads in the cache, most recently used first.
-    public func cachedDownloads(in directory: String? = nil) throws -> [CachedDownload] {
+    public func cachedDownloads(in directory: String? = nil) throws(MediaMuxError) -> [CachedDownload] {
         let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(directory))
         return cache.entries().map { entry in
             CachedDownload(
@@ -104,7 +142,7 @@ public struct DownloadEngine: Sendable {
     /// Empties the download cache, partial transfers included, except what a
     /// download running meanwhile holds; returns how many files were removed.
     @discardableResult
-    public func clearDownloadCache(in directory: String? = nil) throws -> Int {
+    public func clearDownloadCache(in directory: String? = nil) throws(MediaMuxError) -> Int {
         try DownloadCache(directory: DownloadCache.resolveDirectory(directory)).clear()
     }
 

@@ -47,13 +47,24 @@ public struct DownloadOptions: Sendable, Equatable {
     }
 }
 
-/// How far a download has come; handed out a few times a second.
+/// How far a download has come; handed out at most ten times a second.
 public struct DownloadProgress: Sendable, Equatable {
     public var bytesReceived: Int64
     /// Nil when the server does not say (no Content-Length).
     public var totalBytes: Int64?
+    /// Over the last half second, or since the request went out while less
+    /// than half a second has passed; 0 until bytes arrive.
     public var bytesPerSecond: Double
-    public var secondsRemaining: Double?
+    /// How long the rest takes at `bytesPerSecond`: nil while the total or
+    /// the rate is unknown, zero once the body is complete.
+    public var remaining: Duration?
+
+    public init(bytesReceived: Int64, totalBytes: Int64? = nil, bytesPerSecond: Double = 0, remaining: Duration? = nil) {
+        self.bytesReceived = bytesReceived
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.remaining = remaining
+    }
 
     public var fraction: Double? {
         guard let totalBytes, totalBytes > 0 else { return nil }
@@ -71,8 +82,9 @@ public enum DownloadSource: String, Sendable, Equatable, Encodable {
     case offlineCache
 }
 
-/// Encodable with the property names as keys, for reports.
-public struct DownloadResult: Sendable, Equatable, Encodable {
+/// Encodable for reports, with the property names as keys, except that
+/// `elapsed` is written as `elapsedSeconds`, a number of seconds.
+public struct DownloadResult: Sendable, Equatable {
     /// The file on disk.
     public var path: String
     public var url: String
@@ -86,9 +98,48 @@ public struct DownloadResult: Sendable, Equatable, Encodable {
     /// Requests made, retries included.
     public var attempts: Int
     public var sha256: String?
-    public var elapsedSeconds: Double
+    /// How long the call took, waits for other downloads of the URL included.
+    public var elapsed: Duration
     /// Things the user should know, such as an offline fallback.
     public var warnings: [String]
+
+    public init(
+        path: String, url: String, finalURL: String, bytes: Int64, contentType: String? = nil, source: DownloadSource = .network,
+        resumedFrom: Int64 = 0, attempts: Int = 1, sha256: String? = nil, elapsed: Duration = .zero, warnings: [String] = []
+    ) {
+        self.path = path
+        self.url = url
+        self.finalURL = finalURL
+        self.bytes = bytes
+        self.contentType = contentType
+        self.source = source
+        self.resumedFrom = resumedFrom
+        self.attempts = attempts
+        self.sha256 = sha256
+        self.elapsed = elapsed
+        self.warnings = warnings
+    }
+}
+
+extension DownloadResult: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case path, url, finalURL, bytes, contentType, source, resumedFrom, attempts, sha256, elapsedSeconds, warnings
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(url, forKey: .url)
+        try container.encode(finalURL, forKey: .finalURL)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encodeIfPresent(contentType, forKey: .contentType)
+        try container.encode(source, forKey: .source)
+        try container.encode(resumedFrom, forKey: .resumedFrom)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encodeIfPresent(sha256, forKey: .sha256)
+        try container.encode(elapsed.seconds, forKey: .elapsedSeconds)
+        try container.encode(warnings, forKey: .warnings)
+    }
 }
 
 /// One file in the download cache.

@@ -1,5 +1,6 @@
 import MediaMuxBase
 import AsyncHTTPClient
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -51,7 +52,7 @@ package struct Downloader {
                 }
                 if outcome.notModified {
                     cache.touch(key, record: record)
-                    progress?(DownloadProgress(bytesReceived: record.bytes, totalBytes: record.bytes, bytesPerSecond: 0, secondsRemaining: 0))
+                    progress?(DownloadProgress(bytesReceived: record.bytes, totalBytes: record.bytes, remaining: .zero))
                     return result(record, path: cache.path(record.file), source: .revalidatedCache, started: started, attempts: outcome.attempts)
                 }
                 return try await commit(outcome, into: cache, key: key, started: started)
@@ -94,7 +95,7 @@ package struct Downloader {
             return DownloadResult(
                 path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
                 source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
-                elapsedSeconds: (clock.now - started).seconds, warnings: [])
+                elapsed: clock.now - started, warnings: [])
         }
     }
 
@@ -156,7 +157,7 @@ package struct Downloader {
         DownloadResult(
             path: path, url: url, finalURL: record.finalURL, bytes: record.bytes, contentType: record.validators.contentType,
             source: source, resumedFrom: 0, attempts: attempts, sha256: record.sha256,
-            elapsedSeconds: (clock.now - started).seconds, warnings: warnings)
+            elapsed: clock.now - started, warnings: warnings)
     }
 
 }
@@ -171,41 +172,44 @@ package func shareFile(_ source: String, to destination: String, overwrite: Bool
         _ = try temporary.commit(overwrite: overwrite)
         return
     }
-    let input = open(source, O_RDONLY | O_CLOEXEC)
-    guard input >= 0 else { throw MediaMuxError.unreadable(path: source, reason: systemErrorText()) }
-    defer { close(input) }
-    let output = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard output >= 0 else { throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText()) }
-    guard copyContents(from: input, to: output) else {
-        let reason = systemErrorText()
-        close(output)
-        throw MediaMuxError.outputNotWritable(path: destination, reason: reason)
+    let input: FileDescriptor
+    do {
+        input = try FileDescriptor.open(FilePath(source), .readOnly, options: .closeOnExec)
+    } catch {
+        throw MediaMuxError.unreadable(path: source, reason: systemErrorText(error))
     }
-    close(output)
+    do {
+        try input.closeAfter {
+            let output = try FileDescriptor.open(
+                FilePath(temporary.path), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .createdFile)
+            try output.closeAfter { try copyContents(from: input, to: output) }
+        }
+    } catch {
+        throw MediaMuxError.outputNotWritable(path: destination, reason: systemErrorText(error))
+    }
     _ = try temporary.commit(overwrite: overwrite)
 }
 
 /// Copies a whole file between two descriptors. On Linux a reflink shares
 /// the blocks where the file system can (btrfs, xfs), else the kernel copies
 /// without a trip through user space (sendfile); elsewhere, through a buffer.
-private func copyContents(from input: Int32, to output: Int32) -> Bool {
+private func copyContents(from input: FileDescriptor, to output: FileDescriptor) throws {
     #if os(Linux)
     // FICLONE from linux/fs.h: _IOW(0x94, 9, int).
     let fileCloneRequest: UInt = 0x4004_9409
-    if ioctl(output, fileCloneRequest, input) == 0 { return true }
+    if ioctl(output.rawValue, fileCloneRequest, input.rawValue) == 0 { return }
     while true {
-        let copied = sendfile(output, input, nil, 1 << 30)
-        if copied == 0 { return true }
-        if copied < 0 && errno != EINTR { return false }
+        let copied = sendfile(output.rawValue, input.rawValue, nil, 1 << 30)
+        if copied == 0 { return }
+        if copied < 0 && errno != EINTR { throw Errno(rawValue: errno) }
     }
     #else
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     var offset: Int64 = 0
     while true {
-        let got = buffer.withUnsafeMutableBytes { readFully(input, into: $0.baseAddress!, count: $0.count, at: offset) }
-        guard got >= 0 else { return false }
-        if got == 0 { return true }
-        guard buffer.withUnsafeBytes({ writeFully(output, UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: offset) }) else { return false }
+        let got = try buffer.withUnsafeMutableBytes { try input.readAll(fromAbsoluteOffset: offset, into: $0) }
+        if got == 0 { return }
+        try output.writeAll(toAbsoluteOffset: offset, buffer[..<got])
         offset += Int64(got)
     }
     #endif

@@ -1,5 +1,6 @@
 import MediaMuxBase
 import Crypto
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,28 +19,28 @@ package enum FileDigest {
     /// `.notAFile` for a directory, and `.unreadable` for any other failure
     /// of open(2) or read(2).
     package static func sha256(file path: String) throws -> String {
-        var descriptor: Int32
-        repeat {
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        } while descriptor < 0 && errno == EINTR
-        guard descriptor >= 0 else { throw fileError(path: path, code: errno) }
-        defer { close(descriptor) }
-        #if os(Linux)
-        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_SEQUENTIAL)
-        #endif
-        let chunk = 1 << 20
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 64)
-        defer { storage.deallocate() }
-        var hasher = SHA256()
-        var offset: Int64 = 0
-        while true {
-            let got = readFully(descriptor, into: storage, count: chunk, at: offset)
-            guard got >= 0 else { throw fileError(path: path, code: errno) }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: storage, count: got))
-            offset += Int64(got)
-            if got < chunk { break }
+        do {
+            let file = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+            return try file.closeAfter {
+                #if os(Linux)
+                _ = posix_fadvise(file.rawValue, 0, 0, POSIX_FADV_SEQUENTIAL)
+                #endif
+                let chunk = 1 << 20
+                let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
+                defer { storage.deallocate() }
+                var hasher = SHA256()
+                var offset: Int64 = 0
+                while true {
+                    let got = try file.readAll(fromAbsoluteOffset: offset, into: storage)
+                    hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: storage[..<got]))
+                    offset += Int64(got)
+                    if got < chunk { break }
+                }
+                return hex(hasher.finalize())
+            }
+        } catch let error as Errno {
+            throw fileError(path: path, code: error)
         }
-        return hex(hasher.finalize())
     }
 
     private static func hex(_ digest: some Sequence<UInt8>) -> String {
@@ -52,11 +53,11 @@ package enum FileDigest {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private static func fileError(path: String, code: Int32) -> MediaMuxError {
+    private static func fileError(path: String, code: Errno) -> MediaMuxError {
         switch code {
-        case ENOENT: return .fileNotFound(path: path)
-        case EISDIR: return .notAFile(path: path)
-        default: return .unreadable(path: path, reason: String(cString: strerror(code)))
+        case .noSuchFileOrDirectory: return .fileNotFound(path: path)
+        case .isDirectory: return .notAFile(path: path)
+        default: return .unreadable(path: path, reason: systemErrorText(code))
         }
     }
 }

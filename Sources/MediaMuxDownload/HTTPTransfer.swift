@@ -3,7 +3,9 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -238,7 +240,8 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private struct State: ~Copyable {
         var answer: Answer?
         var finalURL: String
-        var descriptor: Int32 = -1
+        /// The partial file while a body is written into it.
+        var file: SystemPackage.FileDescriptor?
         var position: Int64 = 0
     }
 
@@ -251,6 +254,8 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let maximumBytes: Int64
     private let meter: ProgressMeter
     private let save: @Sendable (ResourceValidators) throws -> Void
+    /// When the request went out: the progress rate is measured from here.
+    private let requested = ContinuousClock.now
     private let state: Mutex<State>
 
     package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
@@ -269,7 +274,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     deinit {
-        state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
+        closeFile()
     }
 
     package var answer: Answer? { state.withLock { $0.answer } }
@@ -293,13 +298,14 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
                 // What the partial file will hold is on record before its first byte,
                 // so even a killed process leaves a partial that resumes correctly.
                 try save(validators)
-                state.descriptor = try openPartial(from: start)
+                state.file = try openPartial(from: start)
                 state.position = start
                 state.answer?.written = start
             }
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
+        if case .write(let start, _) = decision { meter.startBody(at: start, requested: requested) }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -307,10 +313,11 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         let reached: (position: Int64, total: Int64?)
         do {
             reached = try state.withLock { state in
-                guard state.descriptor >= 0, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
-                let position = state.position
-                try buffer.withUnsafeReadableBytes { bytes in
-                    guard writeFully(state.descriptor, bytes, at: position) else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
+                guard let file = state.file, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
+                do {
+                    try file.writeAll(toAbsoluteOffset: state.position, buffer.readableBytesView)
+                } catch {
+                    throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
                 }
                 state.position += Int64(buffer.readableBytes)
                 state.answer?.written = state.position
@@ -334,112 +341,200 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     private func closeFile() {
-        state.withLock { state in
-            if state.descriptor >= 0 { close(state.descriptor) }
-            state.descriptor = -1
+        let file = state.withLock { state in
+            defer { state.file = nil }
+            return state.file
         }
+        try? file?.close()
     }
 
     /// The partial file, ready for bytes from `start` on. Starting over gets a
     /// new file: truncating one to zero makes ext4 write all of it back on
     /// close (its protection for replace-by-truncate).
-    private func openPartial(from start: Int64) throws -> Int32 {
+    private func openPartial(from start: Int64) throws -> SystemPackage.FileDescriptor {
         if start == 0 { unlink(path) }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MediaMuxError.cache(path: path, reason: systemErrorText()) }
-        if fileSize(path) != start, ftruncate(descriptor, off_t(start)) != 0 {
-            let reason = systemErrorText()
-            close(descriptor)
-            throw MediaMuxError.cache(path: path, reason: reason)
+        do {
+            let file = try SystemPackage.FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .closeOnExec], permissions: .createdFile)
+            guard fileSize(path) != start else { return file }
+            do {
+                try file.resize(to: start)
+            } catch {
+                try? file.close()
+                throw error
+            }
+            return file
+        } catch {
+            throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
         }
-        return descriptor
     }
 }
 
-/// Names a failed attempt in the policy's terms.
+/// Names a failed attempt in the policy's terms, by the types that
+/// AsyncHTTPClient, NIO and NIOSSL throw.
 package func classify(_ error: any Error) -> TransferFailure {
-    if let client = error as? HTTPClientError {
-        switch client {
-        case .readTimeout: return .idle
-        case .connectTimeout: return .connection("could not connect in time")
-        case .remoteConnectionClosed: return .truncated(received: 0, expected: nil)
-        case .redirectLimitReached: return .redirects("too many redirects")
-        case .redirectCycleDetected: return .redirects("the redirects go round in a loop")
-        case .tlsHandshakeTimeout: return .tls("handshake timed out")
-        default: return .other(String(describing: client))
-        }
-    }
-    let text = String(describing: error)
-    if text.contains("NIOSSL") || text.contains("BoringSSL") || text.contains("certificate") || text.contains("handshake") {
-        return .tls(tlsReason(text))
-    }
-    if text.contains("connectionRefused") || text.contains("Connection refused") || text.contains("ECONNREFUSED") {
-        return .connection("connection refused")
-    }
-    if text.contains("dns") || text.contains("DNS") || text.contains("resolve") || text.contains("NXDOMAIN") {
+    switch error {
+    case let client as HTTPClientError:
+        return classify(client)
+    case let connection as NIOConnectionError:
+        // A host name: its address look-ups, then a connection to each address found.
+        let attempts = connection.connectionErrors.map { classify($0.error) }
+        if let connecting = attempts.first(where: { if case .connection = $0 { true } else { false } }) { return connecting }
+        if let first = attempts.first { return first }
+        if connection.dnsAError != nil || connection.dnsAAAAError != nil { return .connection("the host name could not be resolved") }
+        return .connection("could not connect")
+    case is SocketAddressError.UnknownHost:
         return .connection("the host name could not be resolved")
+    case let io as IOError:
+        return classify(errno: io.errnoCode)
+    case let channel as ChannelError:
+        switch channel {
+        case .connectTimeout: return .connection("could not connect in time")
+        case .writeHostUnreachable: return .connection("could not connect (the host is unreachable)")
+        case .eof, .inputClosed, .outputClosed, .ioOnClosedChannel, .alreadyClosed: return .truncated(received: 0, expected: nil)
+        default: return .other("the connection failed (\(channel))")
+        }
+    case let parser as HTTPParserError:
+        switch parser {
+        case .invalidEOFState, .closedConnection: return .truncated(received: 0, expected: nil)
+        default: return .other("the server's answer is not valid HTTP (\(parser))")
+        }
+    case let tls as NIOSSLError:
+        switch tls {
+        case .handshakeFailed(let failure): return .tls(handshakeReason(failure))
+        case .uncleanShutdown: return .truncated(received: 0, expected: nil)
+        case .noCertificateToValidate, .unableToValidateCertificate: return .tls("the server's certificate is not trusted")
+        default: return .tls("\(tls)")
+        }
+    case let tls as NIOSSLExtraError where tls == .failedToValidateHostname || tls == .serverHostnameImpossibleToMatch:
+        return .tls("the certificate is for another host name")
+    case let tls as NIOSSLExtraError:
+        return .tls("\(tls)")
+    case let failure as BoringSSLError:
+        return .tls(handshakeReason(failure))
+    default:
+        return .other(String(describing: error))
     }
-    if text.contains("NIOConnectionError") || text.contains("connect") {
-        return .connection("could not connect (\(text))")
-    }
-    if text.contains("EOF") || text.contains("closed") || text.contains("reset") { return .truncated(received: 0, expected: nil) }
-    return .other(text)
 }
 
-/// A TLS failure in words, not BoringSSL's error dump.
-private func tlsReason(_ text: String) -> String {
+private func classify(_ client: HTTPClientError) -> TransferFailure {
+    switch client {
+    case .readTimeout: return .idle
+    case .connectTimeout, .getConnectionFromPoolTimeout: return .connection("could not connect in time")
+    case .remoteConnectionClosed: return .truncated(received: 0, expected: nil)
+    case .redirectLimitReached: return .redirects("too many redirects")
+    case .redirectCycleDetected: return .redirects("the redirects go round in a loop")
+    case .tlsHandshakeTimeout: return .tls("handshake timed out")
+    case .deadlineExceeded: return .other("the transfer took longer than its deadline")
+    case .cancelled, .alreadyShutdown: return .other("the HTTP client stopped the request")
+    default: return .other("the request failed (\(client.shortDescription))")
+    }
+}
+
+/// A socket's errno, from connecting or reading.
+private func classify(errno code: Int32) -> TransferFailure {
+    switch code {
+    case ECONNREFUSED: return .connection("connection refused")
+    case ECONNRESET, ECONNABORTED, EPIPE: return .truncated(received: 0, expected: nil)
+    default: return .connection("could not connect (\(systemErrorText(code)))")
+    }
+}
+
+/// A failed TLS handshake in words, not BoringSSL's error dump. BoringSSL's
+/// packed error codes are private to NIOSSL (`BoringSSLInternalError` shows
+/// only its description), so which handshake error it was is read from the
+/// reason names BoringSSL puts in that text; this is the one place where an
+/// error is recognised by its text.
+private func handshakeReason(_ failure: BoringSSLError) -> String {
+    let stack: NIOBoringSSLErrorStack
+    switch failure {
+    case .sslError(let errors), .unknownError(let errors): stack = errors
+    default: return "the handshake failed"
+    }
+    if stack.contains(.eofDuringHandshake) { return "the server closed the connection during the handshake" }
+    let text = stack.map(\.description).joined(separator: " ")
     if text.contains("WRONG_VERSION_NUMBER") { return "the server does not speak TLS on this port (try http://)" }
-    if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") { return "the server's certificate is not trusted" }
-    if text.contains("hostname") || text.contains("HostnameMismatch") { return "the certificate is for another host name" }
+    if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not trusted" }
     return "the handshake failed"
 }
 
-/// Progress at most ten times a second, with a rate over the last half second.
+/// Progress through the base's throttle (at most ten reports a second),
+/// with a rate over the last half second. Until the first half second has
+/// passed, the rate is measured from when the request went out, so the first
+/// reports after bytes arrive already carry a rate and the time left.
 /// Reported from the event loop while a body arrives, finished by the
 /// transfer's task: the state is behind a lock.
 package final class ProgressMeter: Sendable {
-    private struct Window {
-        var lastReport: ContinuousClock.Instant?
-        var start: (ContinuousClock.Instant, Int64)?
+    package static let window: Duration = .milliseconds(500)
+
+    private struct State {
+        var throttle = ProgressThrottle()
+        /// Where the window being measured starts: an instant and the bytes then.
+        var start: (instant: ContinuousClock.Instant, bytes: Int64)?
+        /// Whether a whole window has been measured since the body started.
+        var filled = false
         var rate: Double = 0
+
+        mutating func measure(bytes: Int64, at now: ContinuousClock.Instant) {
+            guard let start else {
+                self.start = (now, bytes)
+                return
+            }
+            let elapsed = now - start.instant
+            guard elapsed > .zero else { return }
+            let measured = Double(bytes - start.bytes) / elapsed.seconds
+            if elapsed >= ProgressMeter.window {
+                rate = measured
+                self.start = (now, bytes)
+                filled = true
+            } else if !filled {
+                rate = measured
+            }
+        }
     }
 
     private let sink: (@Sendable (DownloadProgress) -> Void)?
-    private let clock = ContinuousClock()
-    private let window = Mutex(Window())
+    private let state = Mutex(State())
 
     package init(sink: (@Sendable (DownloadProgress) -> Void)?) {
         self.sink = sink
     }
 
+    /// A body starts at `bytes` (what the partial file already holds) for a
+    /// request sent at `requested`: the rate is measured afresh from then.
+    package func startBody(at bytes: Int64, requested: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.start = (requested, bytes)
+            state.filled = false
+            state.rate = 0
+        }
+    }
+
     package func report(bytes: Int64, total: Int64?) {
         guard let sink else { return }
-        let now = clock.now
-        let due: DownloadProgress? = window.withLock { window in
-            if let (start, startBytes) = window.start {
-                let elapsed = (now - start).seconds
-                if elapsed >= 0.5 {
-                    window.rate = Double(bytes - startBytes) / elapsed
-                    window.start = (now, bytes)
-                }
-            } else {
-                window.start = (now, bytes)
-            }
-            if let last = window.lastReport, now - last < .milliseconds(100) { return nil }
-            window.lastReport = now
-            return Self.progress(bytes: bytes, total: total, rate: window.rate)
+        let now = ContinuousClock.now
+        let due: DownloadProgress? = state.withLock { state in
+            state.measure(bytes: bytes, at: now)
+            guard state.throttle.isDue(at: now) else { return nil }
+            return Self.progress(bytes: bytes, total: total, rate: state.rate)
         }
         if let due { sink(due) }
     }
 
+    /// The last report, once the body is complete: always made, whatever the throttle says.
     package func finish(bytes: Int64, total: Int64?) {
-        let rate = window.withLock { $0.rate }
-        sink?(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
+        guard let sink else { return }
+        let rate = state.withLock { $0.rate }
+        sink(Self.progress(bytes: bytes, total: total ?? bytes, rate: rate))
     }
 
     private static func progress(bytes: Int64, total: Int64?, rate: Double) -> DownloadProgress {
-        let remaining = total.flatMap { rate > 0 ? Double(max($0 - bytes, 0)) / rate : nil }
-        return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, secondsRemaining: remaining)
+        var remaining: Duration?
+        if let total, total <= bytes {
+            remaining = .zero
+        } else if let total, rate > 0 {
+            remaining = .seconds(Double(total - bytes) / rate)
+        }
+        return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, remaining: remaining)
     }
 }
 
@@ -449,12 +544,12 @@ package func fileSize(_ path: String) -> Int64 {
 }
 
 package func truncate(_ path: String, to length: Int64) throws {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-    guard descriptor >= 0, ftruncate(descriptor, off_t(length)) == 0 else {
-        if descriptor >= 0 { close(descriptor) }
-        throw MediaMuxError.cache(path: path, reason: systemErrorText())
+    do {
+        let file = try SystemPackage.FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .closeOnExec], permissions: .createdFile)
+        try file.closeAfter { try file.resize(to: length) }
+    } catch {
+        throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
     }
-    close(descriptor)
 }
 
 private func timeAmount(_ duration: Duration) -> TimeAmount {

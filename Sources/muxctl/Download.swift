@@ -76,7 +76,7 @@ func describe(_ progress: DownloadProgress) -> String {
     var text = formatBytes(Int(progress.bytesReceived))
     if let total = progress.totalBytes { text += " of " + formatBytes(Int(total)) }
     if progress.bytesPerSecond > 0 { text += ", " + formatBytes(Int(progress.bytesPerSecond)) + "/s" }
-    if let left = progress.secondsRemaining, progress.bytesPerSecond > 0 { text += ", \(Int(left.rounded(.up))) s left" }
+    if let left = progress.remaining, progress.bytesPerSecond > 0 { text += ", \(Int(left.seconds.rounded(.up))) s left" }
     return text
 }
 
@@ -87,7 +87,7 @@ func describe(_ result: DownloadResult) -> String {
     case .revalidatedCache: source = "from the cache (unchanged on the server)"
     case .offlineCache: source = "from the cache (server unreachable)"
     }
-    var lines = ["\(result.path)", "  \(formatBytes(Int(result.bytes))), \(source) in \(fixedPoint(result.elapsedSeconds, decimals: 2)) s"]
+    var lines = ["\(result.path)", "  \(formatBytes(Int(result.bytes))), \(source) in \(fixedPoint(result.elapsed.seconds, decimals: 2)) s"]
     if result.finalURL != result.url { lines.append("  redirected to \(result.finalURL)") }
     if let sha256 = result.sha256 { lines.append("  sha256 \(sha256)") }
     return lines.joined(separator: "\n")

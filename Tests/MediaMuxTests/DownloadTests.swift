@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 @testable import MediaMux
@@ -142,6 +144,41 @@ struct DownloadTests {
             #expect(events.allSatisfy { $0.totalBytes == Int64(Self.big.count) })
             #expect(events.last?.bytesReceived == Int64(Self.big.count))
         }
+    }
+
+    /// A slow server (the body in 4 KiB pieces, a twentieth of a second
+    /// apart): the first report with bytes and a known total already carries
+    /// a rate and the time left, and the two agree. The test reads no clock.
+    @Test func firstProgressCarriesARateAndTheTimeLeft() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.paced(bytes: 4096, seconds: 0.05)])
+            let log = ProgressLog()
+            let result = try await MuxEngine().download(server.url("/song.m4a"), options: Self.options(folder), progress: log.handler)
+            #expect(try Self.sha256(file: result.path) == Self.smallHash)
+
+            let first = try #require(log.all.first { $0.bytesReceived > 0 && $0.totalBytes != nil })
+            let total = try #require(first.totalBytes)
+            try #require(first.bytesReceived < total, "the first report came with the whole body: \(log.all)")
+            #expect(first.bytesPerSecond > 0)
+            let remaining = try #require(first.remaining, "no time left in \(first)")
+            let atThatRate = Double(total - first.bytesReceived) / first.bytesPerSecond
+            #expect(abs(remaining.seconds - atThatRate) <= atThatRate * 1e-9, "\(first)")
+            #expect(log.all.last?.remaining == .zero)
+        }
+    }
+
+    /// Callers fake results with the public initializer; reports keep the
+    /// key `elapsedSeconds`, a number of seconds.
+    @Test func resultEncodesElapsedAsSeconds() throws {
+        let result = DownloadResult(
+            path: "/tmp/song.m4a", url: "http://127.0.0.1/song.m4a", finalURL: "http://127.0.0.1/song.m4a", bytes: 10,
+            elapsed: .milliseconds(1500))
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(result)) as? [String: Any])
+        #expect(object["elapsedSeconds"] as? Double == 1.5)
+        #expect(object["elapsed"] == nil)
+        #expect(Set(object.keys) == ["path", "url", "finalURL", "bytes", "source", "resumedFrom", "attempts", "elapsedSeconds", "warnings"])
+        #expect(DownloadProgress(bytesReceived: 5, totalBytes: 10).fraction == 0.5)
     }
 
     @Test func secondDownloadRevalidates() async throws {
@@ -436,6 +473,74 @@ struct DownloadTests {
             let entries = try MuxEngine().cachedDownloads(in: folder.path("cache"))
             #expect(entries.isEmpty)
         }
+    }
+
+    // MARK: Failures, by the types the client throws
+
+    /// A TLS client on a plain HTTP port: one attempt (TLS is not retried)
+    /// and a hint, not BoringSSL's dump. The server parses no request.
+    @Test func tlsToAPlainHTTPPortSaysSo() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = "https://127.0.0.1:\(server.port)/song.m4a"
+            let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "TLS failed: the server does not speak TLS on this port (try http://)"))
+            #expect(server.allRequests.isEmpty)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    /// A server that accepts the request and then says nothing for ten
+    /// minutes: the idle timeout ends the attempt, and the error says so
+    /// (not "connection closed"). The time limit only bounds a regression.
+    @Test(.timeLimit(.minutes(3)))
+    func silentServerFailsWithTheIdleReason() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.delay(seconds: 600)])
+            let url = server.url("/song.m4a")
+            let error = await Self.failure {
+                try await MuxEngine().download(url, options: Self.options(folder, idleTimeout: .seconds(1), attempts: 1))
+            }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "the server sent nothing for longer than the idle timeout"))
+            #expect(server.requests("/song.m4a").count == 1)
+        }
+    }
+
+    /// What AsyncHTTPClient itself throws on 127.0.0.1, named by type: a body
+    /// cut short, TLS spoken to a plain HTTP port, a refused connection.
+    @Test func clientErrorsAreClassifiedByTheirTypes() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        func failure(of url: String) async -> (any Error)? {
+            do {
+                _ = try await client.get(url: url).get()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        do {
+            try await Self.withServer { server, _ in
+                server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+                server.inject("/big.mp4", [.cutAfter(bytes: 100_000)])
+                let cut = try #require(await failure(of: server.url("/big.mp4")), "a cut body did not fail")
+                #expect(classify(cut) == .truncated(received: 0, expected: nil), "\(type(of: cut)): \(cut)")
+
+                let tls = try #require(await failure(of: "https://127.0.0.1:\(server.port)/big.mp4"), "TLS to HTTP did not fail")
+                #expect(classify(tls) == .tls("the server does not speak TLS on this port (try http://)"), "\(type(of: tls)): \(tls)")
+
+                let port = server.port
+                try await server.stop()
+                let refused = try #require(await failure(of: "http://127.0.0.1:\(port)/big.mp4"), "a closed port answered")
+                #expect(classify(refused) == .connection("connection refused"), "\(type(of: refused)): \(refused)")
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
     }
 
     // MARK: Retries
@@ -879,6 +984,108 @@ struct DownloadTests {
             #expect(requests.filter { $0.status == 200 }.count == 1)
             #expect(requests.filter { $0.status == 304 }.count == 3)
             #expect(requests.reduce(0) { $0 + $1.bodyBytesSent } == Self.big.count)
+        }
+    }
+
+    // MARK: Typed errors and events
+
+    /// The public calls throw `MediaMuxError` itself: no cast is needed.
+    @Test func publicCallsThrowMediaMuxError() async throws {
+        let folder = try TemporaryFolder()
+        do throws(MediaMuxError) {
+            let result = try await DownloadEngine().download("ftp://x/song.m4a", options: Self.options(folder))
+            Issue.record("ftp was accepted: \(result)")
+        } catch {
+            #expect(error.kind == .option)
+            #expect(error.subject == "ftp://x/song.m4a")
+        }
+        do throws(MediaMuxError) {
+            let result = try await MuxEngine().download("ftp://x/song.m4a", to: folder.path("song.m4a"), options: Self.options(folder))
+            Issue.record("ftp was accepted: \(result)")
+        } catch {
+            #expect(error.kind == .option)
+        }
+        // A cache folder that cannot be made: under a file.
+        let blocker = folder.path("blocker")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
+        do throws(MediaMuxError) {
+            let entries = try MuxEngine().cachedDownloads(in: blocker + "/cache")
+            Issue.record("a cache under a file: \(entries)")
+        } catch {
+            #expect(error.kind == .output)
+            #expect(error.subject == blocker + "/cache")
+        }
+    }
+
+    /// Where the handler runs, as documented: on the NIO event loop that
+    /// reads the body, and for the last report (the file complete) on the
+    /// calling task.
+    @Test func progressRunsOnTheEventLoopThenOnTheTask() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            server.inject("/song.m4a", [.paced(bytes: 8192, seconds: 0.05)])
+            let calls = Mutex<[(bytes: Int64, onEventLoop: Bool)]>([])
+            _ = try await DownloadEngine().download(server.url("/song.m4a"), options: Self.options(folder)) { progress in
+                let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
+                calls.withLock { $0.append((progress.bytesReceived, onEventLoop)) }
+            }
+            let all = calls.withLock { $0 }
+            try #require(all.count >= 2, "\(all)")
+            #expect(all.dropLast().allSatisfy { $0.onEventLoop }, "\(all)")
+            #expect(all.last?.onEventLoop == false, "\(all)")
+            #expect(all.last?.bytes == Int64(Self.small.count))
+        }
+    }
+
+    /// Progress, then the result as the one last event.
+    @Test func downloadEventsEndWithTheResult() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let destination = folder.path("big.mp4")
+            var progress: [DownloadProgress] = []
+            var results: [DownloadResult] = []
+            var eventsAfterTheResult = 0
+            for try await event in MuxEngine().downloadEvents(server.url("/big.mp4"), to: destination, options: Self.options(folder)) {
+                if !results.isEmpty { eventsAfterTheResult += 1 }
+                switch event {
+                case .progress(let report): progress.append(report)
+                case .finished(let result): results.append(result)
+                }
+            }
+            #expect(eventsAfterTheResult == 0)
+            let result = try #require(results.first)
+            #expect(results.count == 1)
+            #expect(result.path == destination)
+            #expect(result.bytes == Int64(Self.big.count))
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+            #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+            #expect(progress.allSatisfy { $0.totalBytes == Int64(Self.big.count) })
+        }
+    }
+
+    /// Leaving the loop early cancels the download: nothing appears beside
+    /// the destination but the cache, which keeps the bytes so far, and the
+    /// next call resumes from them. The server stalls for ten minutes: a
+    /// download that went on would exceed the test's limit.
+    @Test(.timeLimit(.minutes(3)))
+    func leavingDownloadEventsEarlyCancelsTheDownload() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            server.inject("/big.mp4", [.stallAfter(bytes: 1_000_000, seconds: 600)])
+            let url = server.url("/big.mp4")
+            let destination = folder.path("big.mp4")
+            let options = Self.options(folder, idleTimeout: .seconds(1200))
+            for try await event in DownloadEngine().downloadEvents(url, to: destination, options: options) {
+                if case .progress(let progress) = event, progress.bytesReceived > 0 { break }
+            }
+            // This call waits for the cancelled one to let go of the URL's cache lock.
+            let resumed = try await DownloadEngine().download(url, options: options)
+            #expect(resumed.resumedFrom > 0 && resumed.resumedFrom <= 1_000_000)
+            #expect(try Self.sha256(file: resumed.path) == Self.bigHash)
+            #expect(folder.contents == ["cache"], "beside the destination: \(folder.contents)")
+            let requests = server.requests("/big.mp4")
+            try #require(requests.count == 2)
+            #expect(requests[1].header("Range") == "bytes=\(resumed.resumedFrom)-")
         }
     }
 

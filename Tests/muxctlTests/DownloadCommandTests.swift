@@ -133,6 +133,7 @@ struct DownloadCommandTests {
         #expect(summary["source"] as? String == "network")
         #expect(number(summary["attempts"]) == 1)
         #expect(number(summary["resumedFrom"]) == 0)
+        #expect((number(summary["elapsedSeconds"]) ?? -1) >= 0, "\(result)")
         #expect((summary["warnings"] as? [Any])?.isEmpty == true)
         #expect(fileBytes(output) == setup.audio)
         #expect(setup.scratch.outputFolder == ["song.m4a"])
@@ -276,6 +277,7 @@ struct DownloadCommandTests {
         #expect(fetched["url"] as? String == setup.url)
         #expect(fetched["source"] as? String == "network")
         #expect(number(fetched["bytes"]) == Double(setup.audio.count))
+        #expect((number(fetched["elapsedSeconds"]) ?? -1) >= 0, "\(fetched)")
         #expect((fetched["path"] as? String)?.hasPrefix(setup.cache + "/") == true)
         #expect(setup.scratch.outputFolder == ["merged.mp4"], "\(setup.scratch.outputFolder)")
 

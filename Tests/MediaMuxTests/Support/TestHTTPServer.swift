@@ -39,6 +39,8 @@ final class TestHTTPServer: Sendable {
         case redirect(to: String, status: Int = 302)
         /// Waits, then responds normally.
         case delay(seconds: Double)
+        /// The body in pieces of `bytes`, each after a pause of `seconds`: a slow server.
+        case paced(bytes: Int, seconds: Double)
     }
 
     struct RecordedRequest: Sendable {
@@ -196,6 +198,8 @@ final class TestHTTPServerState: Sendable {
         var delay: Double = 0
         /// Answer as HTTP/1.0, so a body without Content-Length goes unframed (not chunked).
         var http10 = false
+        /// Body pieces of this many bytes with this pause before each, instead of 64 KiB as fast as the client reads.
+        var pace: (bytes: Int, seconds: Double)?
     }
 
     let storage = Mutex(Storage())
@@ -288,6 +292,9 @@ final class TestHTTPServerState: Sendable {
             case .delay(let seconds):
                 plan = Self.normal(&storage, key: key, head: head)
                 plan.delay = max(0, seconds)
+            case .paced(let bytes, let seconds):
+                plan = Self.normal(&storage, key: key, head: head)
+                plan.pace = (max(1, bytes), max(0, seconds))
             }
             return (index, plan)
         }
@@ -533,7 +540,7 @@ private final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHand
 
         context.writeAndFlush(wrapOutboundOut(.head(head))).assumeIsolated().whenComplete { result in
             guard case .success = result else { return self.close(context, index: index) }
-            self.writeBody(context: context, body: body, index: index) {
+            self.writeBody(context: context, body: body, index: index, pace: plan.pace) {
                 switch plan.ending {
                 case .complete:
                     context.writeAndFlush(self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
@@ -555,11 +562,29 @@ private final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHand
     }
 
     /// Writes one chunk at a time, each after the previous one reached the
-    /// socket, so large bodies follow the client's pace.
-    private func writeBody(context: ChannelHandlerContext, body: ArraySlice<UInt8>, index: Int, then done: @escaping () -> Void) {
+    /// socket, so large bodies follow the client's pace; with `pace`, smaller
+    /// chunks each after a pause.
+    private func writeBody(
+        context: ChannelHandlerContext, body: ArraySlice<UInt8>, index: Int, pace: (bytes: Int, seconds: Double)?,
+        then done: @escaping () -> Void
+    ) {
         guard active else { return }
         guard !body.isEmpty else { return done() }
-        let count = min(Self.chunkSize, body.count)
+        if let pace {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(pace.seconds * 1e9))) {
+                self.writeChunk(context: context, body: body, index: index, pace: pace, then: done)
+            }
+        } else {
+            writeChunk(context: context, body: body, index: index, pace: nil, then: done)
+        }
+    }
+
+    private func writeChunk(
+        context: ChannelHandlerContext, body: ArraySlice<UInt8>, index: Int, pace: (bytes: Int, seconds: Double)?,
+        then done: @escaping () -> Void
+    ) {
+        guard active else { return }
+        let count = min(pace?.bytes ?? Self.chunkSize, body.count)
         var buffer = context.channel.allocator.buffer(capacity: count)
         buffer.writeBytes(body.prefix(count))
         // Counted before the write, so whatever a client has received is already recorded.
@@ -569,7 +594,7 @@ private final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHand
             case .success:
                 // Hop through the loop so a long body doesn't recurse.
                 context.eventLoop.assumeIsolated().execute {
-                    self.writeBody(context: context, body: body.dropFirst(count), index: index, then: done)
+                    self.writeBody(context: context, body: body.dropFirst(count), index: index, pace: pace, then: done)
                 }
             case .failure:
                 self.state.update(index) { $0.bodyBytesSent -= count }
