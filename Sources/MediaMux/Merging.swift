@@ -85,18 +85,14 @@ extension MuxEngine {
         defer { if let scratch { unlink(scratch) } }
         if DownloadEngine.isDownloadURL(audio) {
             if download.useCache {
-                fetched = try await typedErrors(subject: audio) {
-                    try await self.download(audio, options: download, progress: downloadProgress)
-                }
+                fetched = try await self.download(audio, options: download, progress: downloadProgress)
             } else {
                 // The audio is only for this merge: nothing of it stays, merged or not.
                 let path = TemporaryOutput(finalPath: output).path + ".audio"
                 scratch = path
                 var once = download
                 once.keepsPartialForResume = false
-                fetched = try await typedErrors(subject: audio) {
-                    try await self.download(audio, to: path, overwrite: true, options: once, progress: downloadProgress)
-                }
+                fetched = try await self.download(audio, to: path, overwrite: true, options: once, progress: downloadProgress)
             }
             audioPath = fetched?.path ?? audio
         }

@@ -874,7 +874,9 @@ struct DownloadTests {
         }
     }
 
-    @Test func cancellationDuringARetryWaitIsReportedAsCancelled() async throws {
+    /// Untimed: a wait that cancellation did not cut short would end in a
+    /// second request, which the server answers, and the download would succeed.
+    @Test(.timeLimit(.minutes(3))) func cancellationDuringARetryWaitIsReportedAsCancelled() async throws {
         try await Self.withServer { server, folder in
             server.serve("/song.m4a", body: Self.small)
             server.inject("/song.m4a", [.status(503, retryAfter: "50")])
@@ -887,10 +889,7 @@ struct DownloadTests {
             }
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
-            let started = ContinuousClock.now
             let outcome = await task.result
-            // The server asked for 50 s; half that is a margin no load reaches.
-            #expect(ContinuousClock.now - started < .seconds(25), "the retry wait was not cut short")
             guard case .failure(let error) = outcome else {
                 Issue.record("expected cancellation, got \(outcome)")
                 return
