@@ -36,18 +36,22 @@ public struct PreviewEngine: Sendable {
             let madeFolder = try prepareFolder(folder)
             let encoder = ImageEncoder(format: format)
             var written: [WrittenImage] = []
+            var reporter = ProgressReporter(progress)
             do {
                 let reader = try FrameReader(plan: plan, cancellation: flag)
                 while let frame = try reader.next() {
                     let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
                     written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
-                    progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
+                    reporter.report(
+                        done: written.count, total: plan.frameCount,
+                        fraction: plan.fraction(done: written.count, lastShownAt: frame.time))
                 }
             } catch {
                 for image in written { unlink(image.path) }
                 if madeFolder { rmdir(folder) }
                 throw error
             }
+            reporter.finish(done: written.count)
             return written
         }
     }
@@ -64,15 +68,17 @@ public struct PreviewEngine: Sendable {
             let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
             let reader = try FrameReader(plan: plan.frames, cancellation: flag)
             var drawing = SheetDrawing(layout: plan.layout)
+            var reporter = ProgressReporter(progress)
             var done = 0
             while let frame = try reader.next() {
                 drawing.add(frame)
                 done += 1
-                progress?(PreviewProgress(done: done, total: options.frames))
+                reporter.report(done: done, total: plan.frames.frameCount, fraction: plan.frames.fraction(done: done, lastShownAt: frame.time))
             }
             let sheet = drawing.canvas.frame
             let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
             let size = try commit(bytes, to: output, overwrite: overwrite)
+            reporter.finish(done: done)
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
         }
     }

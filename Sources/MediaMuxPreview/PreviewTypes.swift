@@ -133,9 +133,17 @@ public struct PreviewClipReport: Sendable, Equatable {
     public var bytes: Int
 }
 
-/// Progress of a preview job: `fraction` of the frames or of the clip's time done.
+/// Progress of a preview job. Reports of one call never go backwards; the
+/// last one, once the output is complete, has `done == total` and
+/// `fraction` 1.
 public struct PreviewProgress: Sendable, Equatable {
+    /// Frames done so far: images written, tiles drawn, frames encoded.
     public var done: Int
-    public var total: Int
-    public var fraction: Double { total > 0 ? min(1, Double(done) / Double(total)) : 0 }
+    /// The frames the call makes in all, when known before it starts (given
+    /// times, a rate, evenly spaced frames, a contact sheet); for every frame
+    /// of a range and for a clip, known only at the last report.
+    public var total: Int?
+    /// How much is done, from 0 to 1: `done` of `total` when the total is
+    /// known, else the part of the range's (or clip's) time covered.
+    public var fraction: Double
 }

@@ -76,7 +76,7 @@ extension MuxCtl {
             let engine = common.engine
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
-                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total > 0 ? "/\(progress.total)" : ""))
+                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total.map { "/\($0)" } ?? ""))
             }
             let summary: PreviewSummary
             if let clip {

@@ -1,0 +1,78 @@
+import Foundation
+@testable import MediaMux
+@testable import MediaMuxPreview
+import Testing
+
+/// Progress of previews: whatever the throttle lets through never goes
+/// backwards, stays within 0...1, and the last report says the job is
+/// complete, counting what the output really holds (read back by the tests'
+/// own MP4 reader and from the folder).
+struct PreviewProgressTests {
+    static let frameIndex = Fixtures.path("h264_frame_index.mp4")
+    static let iphone = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+
+    /// Checks what every call's reports share, and returns the last one.
+    static func checkedLast(_ reports: [PreviewProgress], _ what: String) throws -> PreviewProgress {
+        let last = try #require(reports.last, "\(what): no progress at all")
+        let fractions = reports.map(\.fraction)
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(what): fractions went back: \(fractions)")
+        #expect(fractions.allSatisfy { (0...1).contains($0) }, "\(what): \(fractions)")
+        let done = reports.map(\.done)
+        #expect(zip(done, done.dropFirst()).allSatisfy { $0 <= $1 }, "\(what): frame counts went back: \(done)")
+        #expect(last.fraction == 1 && last.total == last.done, "\(what): ends at \(last)")
+        return last
+    }
+
+    /// The iPhone video is variable frame rate: an estimate from its frame
+    /// rate said 0.78 when the clip was done.
+    @Test func aClipEndsComplete() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("clip.mp4")
+        let reports = Reports()
+        let report = try await MuxEngine().previewClip(
+            of: Self.iphone, output: output, options: PreviewClipOptions(start: 0.5, seconds: 1.0, height: 180),
+            progress: { reports.add($0) })
+        let last = try Self.checkedLast(reports.all, "clip")
+        let video = try #require(try MP4File(path: output).videoTracks.first)
+        #expect(last.done == video.sampleCount && last.done == report.videoFrames, "\(last), \(video.sampleCount) samples")
+        // Until the end the number of frames is not known, and not guessed.
+        #expect(reports.all.dropLast().allSatisfy { $0.total == nil })
+    }
+
+    /// Every frame of a range: how many there are is known at the end only.
+    @Test func everyFrameOfARangeEndsComplete() async throws {
+        let folder = try TemporaryFolder()
+        let reports = Reports()
+        let written = try await MuxEngine().writeFrames(
+            of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .all(from: 1.5, to: 2.0), size: 32),
+            progress: { reports.add($0) })
+        let last = try Self.checkedLast(reports.all, "frames")
+        #expect(written.count == 15)
+        #expect(last.done == written.count && folder.contents.count == written.count, "\(last), \(folder.contents)")
+    }
+
+    @Test func aContactSheetEndsComplete() async throws {
+        let folder = try TemporaryFolder()
+        let reports = Reports()
+        _ = try await MuxEngine().contactSheet(
+            of: Self.frameIndex, output: folder.path("sheet.png"), options: ContactSheetOptions(frames: 6, tileSize: 64),
+            progress: { reports.add($0) })
+        let last = try Self.checkedLast(reports.all, "sheet")
+        #expect(last.done == 6)
+        #expect(reports.all.allSatisfy { $0.total == 6 })
+        #expect(folder.contents == ["sheet.png"])
+    }
+
+    /// The reporter alone: a report below one already sent, or above 1, is
+    /// held to the range; the first report and the last always arrive.
+    @Test func reportsNeverGoBack() throws {
+        let reports = Reports()
+        var reporter = ProgressReporter { reports.add($0) }
+        reporter.report(done: 1, total: nil, fraction: 0.5)
+        for (done, fraction) in [(2, 0.25), (3, 1.5), (4, -1.0)] { reporter.report(done: done, total: nil, fraction: fraction) }
+        reporter.finish(done: 4)
+        let all = reports.all
+        #expect(all.first == PreviewProgress(done: 1, total: nil, fraction: 0.5))
+        #expect(try Self.checkedLast(all, "reporter") == PreviewProgress(done: 4, total: 4, fraction: 1))
+    }
+}
