@@ -32,15 +32,16 @@ public enum PixelLayout: String, Sendable, Equatable {
     public var bytesPerPixel: Int { self == .rgb ? 3 : 4 }
 }
 
-/// Which frames a frame stream yields. Times are seconds on the video's own
-/// timeline (0 is its first frame). Every choice yields frames in time order.
+/// Which frames a frame stream yields. Times are on the video's own
+/// timeline (0 is its first frame); literals are seconds: `.times([1.5, 3])`.
+/// Every choice yields frames in time order.
 public enum FrameSelection: Sendable, Equatable {
-    /// Every decoded frame shown from `start` until `end` (the end of the video when nil).
-    case all(from: Double = 0, to: Double? = nil)
-    /// The frame shown at each step of `perSecond` frames a second, from `start` until `end`.
-    case rate(perSecond: Double, from: Double = 0, to: Double? = nil)
+    /// Every decoded frame shown from `from` until `to` (the end of the video when nil).
+    case all(from: MediaTime = 0, to: MediaTime? = nil)
+    /// The frame shown at each step of `perSecond` frames a second, from `from` until `to`.
+    case rate(perSecond: Double, from: MediaTime = 0, to: MediaTime? = nil)
     /// The frame shown at each of these times (sorted, repeats dropped).
-    case times([Double])
+    case times([MediaTime])
     /// `count` evenly spaced frames, each from the middle of its `1/count` of
     /// the video: at `(k + 0.5) * duration / count` seconds.
     case evenlySpaced(count: Int)
@@ -100,10 +101,10 @@ public struct ContactSheetOptions: Sendable, Equatable {
 }
 
 public struct PreviewClipOptions: Sendable, Equatable {
-    /// Seconds into the video where the clip begins.
-    public var start: Double
-    /// Length of the clip in seconds (shorter when the input ends first).
-    public var seconds: Double
+    /// Where the clip begins on the video's timeline.
+    public var start: MediaTime
+    /// Length of the clip (shorter when the input ends first).
+    public var duration: MediaTime
     /// Height of the upright picture; the width follows the display aspect ratio (rounded to even).
     public var height: Int
     /// libx264's preset.
@@ -112,9 +113,12 @@ public struct PreviewClipOptions: Sendable, Equatable {
     public var crf: Int
     public var audioBitRate: Int
 
-    public init(start: Double = 0, seconds: Double = 5, height: Int = 360, preset: String = "fast", crf: Int = 23, audioBitRate: Int = 128_000) {
+    public init(
+        start: MediaTime = 0, duration: MediaTime = 5, height: Int = 360, preset: String = "fast", crf: Int = 23,
+        audioBitRate: Int = 128_000
+    ) {
         self.start = start
-        self.seconds = seconds
+        self.duration = duration
         self.height = height
         self.preset = preset
         self.crf = crf

@@ -30,7 +30,7 @@ struct PreviewProgressTests {
         let output = folder.path("clip.mp4")
         let reports = Reports()
         let report = try await MuxEngine().previewClip(
-            of: Self.iphone, output: output, options: PreviewClipOptions(start: 0.5, seconds: 1.0, height: 180),
+            of: Self.iphone, output: output, options: PreviewClipOptions(start: 0.5, duration: 1.0, height: 180),
             progress: { reports.add($0) })
         let last = try Self.checkedLast(reports.all, "clip")
         let video = try #require(try MP4File(path: output).videoTracks.first)
