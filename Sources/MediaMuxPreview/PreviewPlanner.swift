@@ -52,10 +52,19 @@ public struct PictureSize: Equatable, Sendable {
     /// 0, 90, 180 or 270.
     public internal(set) var rotation: Int
 
-    /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
     /// Sides never exceed this, whatever the source's pixel aspect says.
     static let largest = 16384
 
+    /// Pictures `width` x `height` upright, turned clockwise by `rotation`
+    /// (0, 90, 180 or 270) from how they are scaled: for tests that fake a plan.
+    public init(width: Int, height: Int, rotation: Int) {
+        self.width = width
+        self.height = height
+        self.rotation = rotation
+        (scaledWidth, scaledHeight) = rotation % 180 != 0 ? (height, width) : (width, height)
+    }
+
+    /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
     init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
         // A source without a size (which the planners refuse first) counts as one pixel.
         self.rotation = rotation

@@ -83,6 +83,14 @@ public struct WrittenImage: Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var bytes: Int
+
+    public init(path: String, time: MediaTime?, width: Int, height: Int, bytes: Int) {
+        self.path = path
+        self.time = time
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+    }
 }
 
 public struct ContactSheetOptions: Sendable, Equatable {
@@ -126,6 +134,8 @@ public struct PreviewClipOptions: Sendable, Equatable {
     }
 }
 
+/// What `previewClip` wrote: the span of the input it shows, its picture
+/// size, its frames and whether it has sound.
 public struct PreviewClipReport: Sendable, Equatable {
     public var output: String
     public var start: MediaTime
@@ -135,6 +145,20 @@ public struct PreviewClipReport: Sendable, Equatable {
     public var videoFrames: Int
     public var hasAudio: Bool
     public var bytes: Int
+
+    public init(
+        output: String, start: MediaTime, duration: MediaTime, width: Int, height: Int, videoFrames: Int, hasAudio: Bool,
+        bytes: Int
+    ) {
+        self.output = output
+        self.start = start
+        self.duration = duration
+        self.width = width
+        self.height = height
+        self.videoFrames = videoFrames
+        self.hasAudio = hasAudio
+        self.bytes = bytes
+    }
 }
 
 /// Progress of a preview job. Reports of one call never go backwards; the
@@ -150,4 +174,10 @@ public struct PreviewProgress: Sendable, Equatable {
     /// How much is done, from 0 to 1: `done` of `total` when the total is
     /// known, else the part of the range's (or clip's) time covered.
     public var fraction: Double
+
+    public init(done: Int, total: Int?, fraction: Double) {
+        self.done = done
+        self.total = total
+        self.fraction = fraction
+    }
 }
