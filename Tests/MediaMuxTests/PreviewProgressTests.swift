@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 @testable import MediaMux
 @testable import MediaMuxPreview
 import Testing
@@ -6,7 +7,8 @@ import Testing
 /// Progress of previews: whatever the throttle lets through never goes
 /// backwards, stays within 0...1, and the last report says the job is
 /// complete, counting what the output really holds (read back by the tests'
-/// own MP4 reader and from the folder).
+/// own MP4 reader and from the folder). The same as events: progress, then
+/// the result; a loop left early cancels the job.
 struct PreviewProgressTests {
     static let frameIndex = Fixtures.path("h264_frame_index.mp4")
     static let iphone = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
@@ -61,6 +63,65 @@ struct PreviewProgressTests {
         #expect(last.done == 6)
         #expect(reports.all.allSatisfy { $0.total == 6 })
         #expect(folder.contents == ["sheet.png"])
+    }
+
+    @Test func clipEventsEndWithTheReport() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("clip.mp4")
+        var fractions: [Double] = []
+        var report: PreviewClipReport?
+        let events = MuxEngine().previewClipEvents(
+            of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 1, duration: 1, height: 90))
+        for try await event in events {
+            #expect(report == nil, "an event after the report")
+            switch event {
+            case .progress(let progress): fractions.append(progress.fraction)
+            case .finished(let made): report = made
+            }
+        }
+        let made = try #require(report, "the events ended without the report")
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
+        let video = try #require(try MP4File(path: output).videoTracks.first)
+        #expect(made.videoFrames == 30 && video.sampleCount == 30, "\(made.videoFrames) frames, \(video.sampleCount) samples")
+        #expect(folder.contents == ["clip.mp4"])
+    }
+
+    @Test func frameEventsEndWithTheImages() async throws {
+        let folder = try TemporaryFolder()
+        var images: [WrittenImage]?
+        for try await event in MuxEngine().writeFramesEvents(
+            of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .times([0.5, 1, 2]), size: 32))
+        {
+            if case .finished(let written) = event { images = written }
+        }
+        let written = try #require(images)
+        #expect(written.map(\.time) == [15, 30, 60].map(PreviewTests.time(ofFrame:)))
+        #expect(folder.contents.sorted() == written.map { ($0.path as NSString).lastPathComponent })
+    }
+
+    /// Leaving the loop at the first progress cancels the clip. The pool is
+    /// the test's own: its shutdown waits for the work on its thread, so
+    /// the cancelled clip has cleaned up when it returns (nothing is timed).
+    @Test func breakingOutOfClipEventsLeavesNothing() async throws {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let engine = MuxEngine(runtime: MediaRuntime(threadPool: pool))
+        let folder = try TemporaryFolder()
+        // The whole iPhone video at 360 lines: seconds of work, so the break comes early in it.
+        let events = engine.previewClipEvents(of: Self.iphone, output: folder.path("clip.mp4"), options: PreviewClipOptions(duration: 10))
+        let brokeOut = try await Self.breakAtFirstProgress(events)
+        try await pool.shutdownGracefully()
+        #expect(brokeOut, "the clip finished before any progress")
+        #expect(folder.contents.isEmpty, "left behind: \(folder.contents)")
+    }
+
+    /// Iterates until the first progress and leaves the loop; the iterator
+    /// ends with this function.
+    static func breakAtFirstProgress<Result>(_ events: ProgressEvents<PreviewProgress, Result>) async throws -> Bool {
+        for try await event in events {
+            if case .progress = event { return true }
+        }
+        return false
     }
 
     /// The reporter alone: a report below one already sent, or above 1, is

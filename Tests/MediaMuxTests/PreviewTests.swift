@@ -568,8 +568,9 @@ struct PreviewTests {
 
     // MARK: 8. Errors
 
-    static func firstError(_ path: String, _ options: FrameOptions) async -> (any Error)? {
-        do {
+    /// What the frame stream throws, typed: `MediaMuxError` is all it can throw.
+    static func firstError(_ path: String, _ options: FrameOptions) async -> MediaMuxError? {
+        do throws(MediaMuxError) {
             for try await _ in MuxEngine().frames(of: path, options: options) {}
             return nil
         } catch {
@@ -579,15 +580,15 @@ struct PreviewTests {
 
     @Test func namedErrors() async throws {
         let missing = Fixtures.path("no_such_file.mp4")
-        #expect(await Self.firstError(missing, FrameOptions()) as? MediaMuxError == .fileNotFound(path: missing))
+        #expect(await Self.firstError(missing, FrameOptions()) == .fileNotFound(path: missing))
         let song = Fixtures.path("aac_7s.m4a")
-        #expect(await Self.firstError(song, FrameOptions()) as? MediaMuxError == .noStream(kind: .video, path: song))
+        #expect(await Self.firstError(song, FrameOptions()) == .noStream(kind: .video, path: song))
 
         // Times far past any video are refused like any other (a MediaTime is never NaN, but may be huge).
         let huge = MediaTime(value: .max, timescale: 1)
         for selection in [FrameSelection.times([1.0, 4.0]), .times([9]), .all(from: 4.0), .rate(perSecond: 1, from: 5), .times([huge]), .all(from: huge)] {
             let error = await Self.firstError(Self.frameIndex, FrameOptions(selection: selection))
-            guard case .invalidOption(let message)? = error as? MediaMuxError else {
+            guard case .invalidOption(let message)? = error else {
                 Issue.record("\(selection): \(String(describing: error))")
                 continue
             }
@@ -601,7 +602,7 @@ struct PreviewTests {
             FrameOptions(selection: .all(from: 2, to: 1)), FrameOptions(selection: .all(from: -1)),
         ] {
             let error = await Self.firstError(Self.frameIndex, options)
-            guard case .invalidOption? = error as? MediaMuxError else {
+            guard case .invalidOption? = error else {
                 Issue.record("\(options): \(String(describing: error))")
                 continue
             }
@@ -630,9 +631,9 @@ struct PreviewTests {
 
     @Test func cancellingTheConsumerStopsTheStream() async throws {
         let (firstFrame, announce) = AsyncStream.makeStream(of: Void.self)
-        let task = Task { () -> (count: Int, error: (any Error)?) in
+        let task = Task { () -> (count: Int, error: MediaMuxError?) in
             var count = 0
-            do {
+            do throws(MediaMuxError) {
                 for try await _ in MuxEngine().frames(of: Self.iphone, options: FrameOptions(selection: .all(), size: 160)) {
                     count += 1
                     if count == 1 {
@@ -651,16 +652,7 @@ struct PreviewTests {
         let (count, error) = await task.value
         // The loop waited after its first frame until cancelled: no frame may follow.
         #expect(count == 1, "\(count) frames")
-        let stoppedForCancellation: Bool
-        switch error {
-        case let error as MediaMuxError:
-            stoppedForCancellation = error == .cancelled(path: Self.iphone)
-        case is CancellationError:
-            stoppedForCancellation = true
-        default:
-            stoppedForCancellation = false
-        }
-        #expect(stoppedForCancellation, "the loop ended with \(String(describing: error)) after \(count) frames")
+        #expect(error == .cancelled(path: Self.iphone), "the loop ended with \(String(describing: error)) after \(count) frames")
     }
 
     @Test func cancellingImageWritingLeavesNothing() async throws {
