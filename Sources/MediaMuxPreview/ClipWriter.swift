@@ -22,6 +22,9 @@ final class ClipWriter {
         let temporary = TemporaryOutput(finalPath: plan.output)
         do {
             let written = try write(to: temporary.path)
+            // Finishing (the encoders' last frames, the trailer, faststart)
+            // checks no flag: a cancellation meanwhile still leaves nothing.
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
             let bytes = try temporary.commit(overwrite: plan.overwrite)
             progress.finish(done: written.frames)
             return PreviewClipReport(

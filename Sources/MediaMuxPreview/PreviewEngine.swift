@@ -97,6 +97,8 @@ public struct PreviewEngine: Sendable {
             }
             let sheet = drawing.canvas.frame
             let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
+            // A cancellation while the PNG was encoded still leaves no sheet.
+            if flag.isRaised { throw MediaMuxError.cancelled(path: path) }
             let size = try commit(bytes, to: output, overwrite: overwrite)
             reporter.finish(done: done)
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
