@@ -61,6 +61,8 @@ package func fixedPoint(_ value: Double, decimals: Int) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let scaled = (abs(value) * scale).rounded()
+    // Beyond Int64 (a time a file or a caller made huge): plain notation, not a trap.
+    guard scaled < 0x1p63 else { return "\(value)" }
     let whole = Int64(scaled / scale)
     let fraction = Int64(scaled - Double(whole) * scale)
     let sign = value < 0 && scaled > 0 ? "-" : ""

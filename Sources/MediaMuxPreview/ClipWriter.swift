@@ -8,21 +8,25 @@ internal import CFFmpeg
 final class ClipWriter {
     private let plan: ClipPlan
     private let cancellation: CancellationFlag
-    private let progress: ((PreviewProgress) -> Void)?
+    private var progress: ProgressReporter
     /// Encoder ticks: 1/90000 s holds 24, 25, 30 and 29.97 fps frames exactly.
     private static let videoTimeBase = AVRational(num: 1, den: 90000)
 
     init(plan: ClipPlan, cancellation: CancellationFlag, progress: ((PreviewProgress) -> Void)?) {
         self.plan = plan
         self.cancellation = cancellation
-        self.progress = progress
+        self.progress = ProgressReporter(progress)
     }
 
     func run() throws -> PreviewClipReport {
         let temporary = TemporaryOutput(finalPath: plan.output)
         do {
             let written = try write(to: temporary.path)
+            // Finishing (the encoders' last frames, the trailer, faststart)
+            // checks no flag: a cancellation meanwhile still leaves nothing.
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
             let bytes = try temporary.commit(overwrite: plan.overwrite)
+            progress.finish(done: written.frames)
             return PreviewClipReport(
                 output: plan.output, start: MediaTime(value: Self.ticks(plan.start), timescale: 90000),
                 duration: MediaTime(value: Self.ticks(plan.duration), timescale: 90000), width: plan.frames.width,
@@ -60,7 +64,6 @@ final class ClipWriter {
         let writeAudio = writer(audioIndex, from: AVRational(num: 1, den: Int32(plan.audio?.sampleRate ?? 1)))
 
         let clipEnd = Self.ticks(plan.duration)
-        let expected = max(1, Int(plan.duration * (reader.frameRate.map { Double($0.num) / Double($0.den) } ?? 30)))
         var frames = 0
         // A frame is encoded once the next one tells how long it is shown;
         // two pictures take turns holding it.
@@ -73,7 +76,8 @@ final class ClipWriter {
             try audio?.encode(until: Double(start) / 90000 + 0.5, write: writeAudio)
             try video.encode(pictures[0], pts: start, duration: end - start, write: writeVideo)
             frames += 1
-            progress?(PreviewProgress(done: frames, total: expected))
+            // How many frames the clip has is known only at its end; how much of its time is encoded, all along.
+            progress.report(done: frames, total: nil, fraction: Double(end) / Double(max(clipEnd, 1)))
             pictures.swapAt(0, 1)
         }
         while let (frame, time) = try reader.nextDecoded() {

@@ -7,9 +7,16 @@ import Darwin
 #endif
 
 /// Pictures of a video: frames decoded, scaled and turned upright as the
-/// file is shown; images, contact sheets and short preview clips. Blocking
-/// work happens off the caller's task; a call cancelled with its Task throws
-/// `MediaMuxError.cancelled` and leaves no partial output.
+/// file is shown; images, contact sheets and short preview clips.
+///
+/// Every call throws `MediaMuxError` alone. Blocking work runs on a thread
+/// of `runtime.threadPool`, never on the caller's task, and a `progress`
+/// handler runs on that same thread, between two steps of the work: keep it
+/// short. The reports of one call come one after another, never two at
+/// once, at most ten a second, never going back; the last one (`done ==
+/// total`, fraction 1) comes once the output is in place. A call cancelled
+/// with its Task throws `MediaMuxError.cancelled(path:)` naming its input
+/// and leaves nothing half-written.
 public struct PreviewEngine: Sendable {
     /// Where the blocking work runs and where FFmpeg's messages go.
     public var runtime: MediaRuntime
@@ -19,6 +26,9 @@ public struct PreviewEngine: Sendable {
     }
 
     /// The frames of `path` that `options` selects, upright and scaled.
+    /// Each frame is decoded on a pool thread when the loop asks for it;
+    /// cancelling the consuming task stops decoding, and the loop throws
+    /// `MediaMuxError.cancelled(path:)` naming `path`.
     public func frames(of path: String, options: FrameOptions = FrameOptions()) -> PreviewFrames {
         PreviewFrames(path: path, options: options, runtime: runtime)
     }
@@ -26,53 +36,71 @@ public struct PreviewEngine: Sendable {
     /// Writes the selected frames of `path` as images into `folder` (made if
     /// missing), named `frame-NN-S.mmms.png` in time order. A failure removes
     /// the images this call wrote; an existing file is kept unless `overwrite`.
+    ///
+    /// `progress` counts images written; it runs on the pool thread doing
+    /// the work, one report at a time. Cancelling the Task throws
+    /// `MediaMuxError.cancelled(path:)` naming `path`, and removes the
+    /// images this call wrote (and the folder, if this call made it).
     public func writeFrames(
         of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
-    ) async throws -> [WrittenImage] {
-        try await runFFmpeg(runtime) { flag in
+    ) async throws(MediaMuxError) -> [WrittenImage] {
+        try await work(on: path) { flag in
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.framePlan(info, options: options)
             let madeFolder = try prepareFolder(folder)
             let encoder = ImageEncoder(format: format)
             var written: [WrittenImage] = []
+            var reporter = ProgressReporter(progress)
             do {
                 let reader = try FrameReader(plan: plan, cancellation: flag)
                 while let frame = try reader.next() {
                     let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
                     written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
-                    progress?(PreviewProgress(done: written.count, total: plan.frameCount ?? 0))
+                    reporter.report(
+                        done: written.count, total: plan.frameCount,
+                        fraction: plan.fraction(done: written.count, lastShownAt: frame.time))
                 }
             } catch {
                 for image in written { unlink(image.path) }
                 if madeFolder { rmdir(folder) }
                 throw error
             }
+            reporter.finish(done: written.count)
             return written
         }
     }
 
     /// A contact sheet of `path`: `options.frames` evenly spaced frames in a
-    /// grid, each labelled with its time, as one PNG.
+    /// grid, each labelled with its time, as one PNG, written beside `output`
+    /// and moved into place when complete.
+    ///
+    /// `progress` counts frames drawn; it runs on the pool thread doing the
+    /// work, one report at a time. Cancelling the Task throws
+    /// `MediaMuxError.cancelled(path:)` naming `path`; no sheet is written.
     public func contactSheet(
         of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
-    ) async throws -> WrittenImage {
-        try await runFFmpeg(runtime) { flag in
+    ) async throws(MediaMuxError) -> WrittenImage {
+        try await work(on: path) { flag in
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
             let reader = try FrameReader(plan: plan.frames, cancellation: flag)
             var drawing = SheetDrawing(layout: plan.layout)
+            var reporter = ProgressReporter(progress)
             var done = 0
             while let frame = try reader.next() {
                 drawing.add(frame)
                 done += 1
-                progress?(PreviewProgress(done: done, total: options.frames))
+                reporter.report(done: done, total: plan.frames.frameCount, fraction: plan.frames.fraction(done: done, lastShownAt: frame.time))
             }
             let sheet = drawing.canvas.frame
             let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
+            // A cancellation while the PNG was encoded still leaves no sheet.
+            if flag.isRaised { throw MediaMuxError.cancelled(path: path) }
             let size = try commit(bytes, to: output, overwrite: overwrite)
+            reporter.finish(done: done)
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
         }
     }
@@ -80,11 +108,25 @@ public struct PreviewEngine: Sendable {
 
 extension PreviewEngine {
     /// Encodes one frame as PNG or JPEG and writes it to `path`, which shows
-    /// up only complete; an existing file is kept unless `overwrite`.
-    public func writeImage(_ frame: PreviewFrame, to path: String, format: ImageFormat = .png, overwrite: Bool = false) throws -> WrittenImage {
-        try store(frame, encoder: ImageEncoder(format: format), to: path, overwrite: overwrite)
+    /// up only complete; an existing file is kept unless `overwrite`. Runs on
+    /// the calling thread: it encodes one picture, and reads no file.
+    public func writeImage(
+        _ frame: PreviewFrame, to path: String, format: ImageFormat = .png, overwrite: Bool = false
+    ) throws(MediaMuxError) -> WrittenImage {
+        do {
+            return try store(frame, encoder: ImageEncoder(format: format), to: path, overwrite: overwrite)
+        } catch {
+            throw MediaMuxError(error, subject: path)
+        }
     }
 
+    /// Blocking FFmpeg work of a public call about `path` on the runtime's
+    /// pool, with what it throws typed (a cancellation names `path`).
+    private func work<T: Sendable>(
+        on path: String, _ body: @escaping @Sendable (CancellationFlag) throws -> T
+    ) async throws(MediaMuxError) -> T {
+        try await typedErrors(subject: path) { try await runFFmpeg(runtime, body) }
+    }
 }
 
 /// The name `writeFrames` gives frame `number` (from 1) of `count`:
@@ -154,15 +196,46 @@ extension PreviewEngine {
     /// A short H.264 + AAC MP4 of `path` (libx264, `options.preset`), upright,
     /// scaled to `options.height`, faststart; written beside `output` and
     /// moved into place when complete.
+    ///
+    /// `progress` counts frames encoded, its fraction the part of the clip's
+    /// time encoded (how many frames there are is known at the end); it runs
+    /// on the pool thread doing the work, one report at a time. Cancelling
+    /// the Task throws `MediaMuxError.cancelled(path:)` naming `path`, and
+    /// leaves neither the clip nor its temporary file.
     public func previewClip(
         of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
-    ) async throws -> PreviewClipReport {
-        try await runFFmpeg(runtime) { flag in
+    ) async throws(MediaMuxError) -> PreviewClipReport {
+        try await work(on: path) { flag in
             try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
             return try ClipWriter(plan: plan, cancellation: flag, progress: progress).run()
+        }
+    }
+
+    /// `previewClip` as an asynchronous sequence: its progress, then its
+    /// report as the last event; a failure is thrown from the loop. The
+    /// clip is made when iteration starts. Ending the loop early (a `break`,
+    /// or cancelling the iterating task) cancels it: no clip and no
+    /// temporary file stay behind.
+    public func previewClipEvents(
+        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(), overwrite: Bool = false
+    ) -> ProgressEvents<PreviewProgress, PreviewClipReport> {
+        ProgressEvents(subject: path) { progress throws(MediaMuxError) in
+            try await previewClip(of: path, output: output, options: options, overwrite: overwrite, progress: progress)
+        }
+    }
+
+    /// `writeFrames` as an asynchronous sequence: its progress, then the
+    /// images written as the last event. Ending the loop early cancels it,
+    /// which removes the images it wrote.
+    public func writeFramesEvents(
+        of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
+        overwrite: Bool = false
+    ) -> ProgressEvents<PreviewProgress, [WrittenImage]> {
+        ProgressEvents(subject: path) { progress throws(MediaMuxError) in
+            try await writeFrames(of: path, into: folder, options: options, format: format, overwrite: overwrite, progress: progress)
         }
     }
 }

@@ -3,12 +3,14 @@ import MediaMuxCore
 import Synchronization
 
 /// Decoded frames of a file as an asynchronous sequence, in time order.
-/// Decoding happens on a thread of its own, one frame per `next()`, so a slow
-/// consumer holds at most one frame in memory; cancelling the consuming task
-/// stops decoding at once.
+/// Decoding happens on a thread of the runtime's pool, one frame per
+/// `next()`, so a slow consumer holds at most one frame in memory. Failures
+/// are `MediaMuxError`s naming the file; cancelling the consuming task stops
+/// decoding at once, and `next()` throws `MediaMuxError.cancelled(path:)`.
+/// After a failure the sequence ends.
 public struct PreviewFrames: AsyncSequence, Sendable {
     public typealias Element = PreviewFrame
-    public typealias Failure = any Error
+    public typealias Failure = MediaMuxError
 
     public let path: String
     public let options: FrameOptions
@@ -23,9 +25,16 @@ public struct PreviewFrames: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> Iterator { Iterator(state: FrameStreamState(path: path, options: options, runtime: runtime)) }
 
     public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = PreviewFrame
+        public typealias Failure = MediaMuxError
+
         fileprivate let state: FrameStreamState
 
-        public mutating func next() async throws -> PreviewFrame? { try await state.next() }
+        public mutating func next() async throws(MediaMuxError) -> PreviewFrame? { try await state.next() }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaMuxError) -> PreviewFrame? {
+            try await state.next()
+        }
     }
 }
 
@@ -56,14 +65,14 @@ private final class FrameStreamState: Sendable {
         self.runtime = runtime
     }
 
-    func next() async throws -> PreviewFrame? {
+    func next() async throws(MediaMuxError) -> PreviewFrame? {
         do {
             guard let frame = try await runFFmpeg(runtime, raising: flag, { [self] _ in try step() }) else { return nil }
             if options.paced { try await wait(for: frame) }
             return frame
         } catch {
             stepping.withLock { $0.finished = true; $0.reader = nil }
-            throw error
+            throw MediaMuxError(error, subject: path)
         }
     }
 

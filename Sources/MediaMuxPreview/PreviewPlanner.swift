@@ -52,10 +52,19 @@ public struct PictureSize: Equatable, Sendable {
     /// 0, 90, 180 or 270.
     public internal(set) var rotation: Int
 
-    /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
     /// Sides never exceed this, whatever the source's pixel aspect says.
     static let largest = 16384
 
+    /// Pictures `width` x `height` upright, turned clockwise by `rotation`
+    /// (0, 90, 180 or 270) from how they are scaled: for tests that fake a plan.
+    public init(width: Int, height: Int, rotation: Int) {
+        self.width = width
+        self.height = height
+        self.rotation = rotation
+        (scaledWidth, scaledHeight) = rotation % 180 != 0 ? (height, width) : (width, height)
+    }
+
+    /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
     init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
         // A source without a size (which the planners refuse first) counts as one pixel.
         self.rotation = rotation
@@ -139,35 +148,40 @@ struct PreviewPlanner {
     }
 
     /// The moments a selection names, checked against the video's length.
+    /// Times become seconds here, once: a `MediaTime` is never NaN, but may
+    /// be negative or far past any video.
     static func moments(_ selection: FrameSelection, duration: Double, path: String) throws -> FramePlan.Moments {
-        func checkRange(_ from: Double, _ to: Double?) throws -> Double {
-            guard from.isFinite, from >= 0 else { throw MediaMuxError.invalidOption("a start time must be 0 or more seconds, not \(from)") }
-            guard from < duration else { throw pastTheEnd(from, duration: duration, path: path) }
-            let end = min(to ?? duration, duration)
-            guard end.isFinite, end > from else {
-                throw MediaMuxError.invalidOption("the end time must come after the start time (\(from) s)")
+        func checkRange(_ from: MediaTime, _ to: MediaTime?) throws -> (from: Double, to: Double) {
+            let start = from.seconds
+            guard start >= 0 else { throw MediaMuxError.invalidOption("a start time must be 0 or more seconds, not \(start)") }
+            guard start < duration else { throw pastTheEnd(start, duration: duration, path: path) }
+            let end = min(to?.seconds ?? duration, duration)
+            guard end > start else {
+                throw MediaMuxError.invalidOption("the end time must come after the start time (\(start) s)")
             }
-            return end
+            return (start, end)
         }
         switch selection {
         case .all(let from, let to):
-            return .every(from: from, to: try checkRange(from, to))
+            let range = try checkRange(from, to)
+            return .every(from: range.from, to: range.to)
         case .rate(let perSecond, let from, let to):
             guard perSecond.isFinite, perSecond > 0, perSecond <= 1000 else {
                 throw MediaMuxError.invalidOption("a frame rate must be above 0 and at most 1000 a second, not \(perSecond)")
             }
-            let end = try checkRange(from, to)
-            let steps = Int(((end - from) * perSecond).rounded(.up))
+            let (start, end) = try checkRange(from, to)
+            let steps = Int(((end - start) * perSecond).rounded(.up))
             guard steps <= mostFrames else { throw tooMany(steps) }
-            return .at((0..<steps).map { from + Double($0) / perSecond }.filter { $0 < end })
+            return .at((0..<steps).map { start + Double($0) / perSecond }.filter { $0 < end })
         case .times(let times):
             guard !times.isEmpty else { throw MediaMuxError.invalidOption("no times given") }
             guard times.count <= mostFrames else { throw tooMany(times.count) }
-            for time in times {
-                guard time.isFinite, time >= 0 else { throw MediaMuxError.invalidOption("a time must be 0 or more seconds, not \(time)") }
+            let seconds = times.map(\.seconds)
+            for time in seconds {
+                guard time >= 0 else { throw MediaMuxError.invalidOption("a time must be 0 or more seconds, not \(time)") }
                 guard time < duration else { throw pastTheEnd(time, duration: duration, path: path) }
             }
-            return .at(Array(Set(times)).sorted())
+            return .at(Array(Set(seconds)).sorted())
         case .evenlySpaced(let count):
             guard count >= 1 else { throw MediaMuxError.invalidOption("the number of frames must be at least 1, not \(count)") }
             guard count <= mostFrames else { throw tooMany(count) }
@@ -262,14 +276,14 @@ extension PreviewPlanner {
 
     static func clipPlan(_ info: MediaInfo, output: String, options: PreviewClipOptions, overwrite: Bool) throws -> ClipPlan {
         let (stream, duration) = try videoStream(of: info, index: nil)
-        guard options.seconds.isFinite, options.seconds > 0 else {
-            throw MediaMuxError.invalidOption("a clip must be longer than 0 seconds, not \(options.seconds)")
+        guard options.duration > .zero() else {
+            throw MediaMuxError.invalidOption("a clip must be longer than 0 seconds, not \(options.duration.seconds)")
         }
         guard (2...4320).contains(options.height) else {
             throw MediaMuxError.invalidOption("a clip's height must be between 2 and 4320 pixels, not \(options.height)")
         }
         guard (0...51).contains(options.crf) else { throw MediaMuxError.invalidOption("crf must be between 0 and 51, not \(options.crf)") }
-        let moments = try self.moments(.all(from: options.start, to: options.start + options.seconds), duration: duration, path: info.path)
+        let moments = try self.moments(.all(from: options.start, to: options.start + options.duration), duration: duration, path: info.path)
         guard case .every(let start, let end) = moments else { throw MediaMuxError.invalidOption("no span") }
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,

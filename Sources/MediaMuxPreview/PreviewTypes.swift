@@ -32,15 +32,16 @@ public enum PixelLayout: String, Sendable, Equatable {
     public var bytesPerPixel: Int { self == .rgb ? 3 : 4 }
 }
 
-/// Which frames a frame stream yields. Times are seconds on the video's own
-/// timeline (0 is its first frame). Every choice yields frames in time order.
+/// Which frames a frame stream yields. Times are on the video's own
+/// timeline (0 is its first frame); literals are seconds: `.times([1.5, 3])`.
+/// Every choice yields frames in time order.
 public enum FrameSelection: Sendable, Equatable {
-    /// Every decoded frame shown from `start` until `end` (the end of the video when nil).
-    case all(from: Double = 0, to: Double? = nil)
-    /// The frame shown at each step of `perSecond` frames a second, from `start` until `end`.
-    case rate(perSecond: Double, from: Double = 0, to: Double? = nil)
+    /// Every decoded frame shown from `from` until `to` (the end of the video when nil).
+    case all(from: MediaTime = 0, to: MediaTime? = nil)
+    /// The frame shown at each step of `perSecond` frames a second, from `from` until `to`.
+    case rate(perSecond: Double, from: MediaTime = 0, to: MediaTime? = nil)
     /// The frame shown at each of these times (sorted, repeats dropped).
-    case times([Double])
+    case times([MediaTime])
     /// `count` evenly spaced frames, each from the middle of its `1/count` of
     /// the video: at `(k + 0.5) * duration / count` seconds.
     case evenlySpaced(count: Int)
@@ -82,6 +83,14 @@ public struct WrittenImage: Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var bytes: Int
+
+    public init(path: String, time: MediaTime?, width: Int, height: Int, bytes: Int) {
+        self.path = path
+        self.time = time
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+    }
 }
 
 public struct ContactSheetOptions: Sendable, Equatable {
@@ -100,10 +109,10 @@ public struct ContactSheetOptions: Sendable, Equatable {
 }
 
 public struct PreviewClipOptions: Sendable, Equatable {
-    /// Seconds into the video where the clip begins.
-    public var start: Double
-    /// Length of the clip in seconds (shorter when the input ends first).
-    public var seconds: Double
+    /// Where the clip begins on the video's timeline.
+    public var start: MediaTime
+    /// Length of the clip (shorter when the input ends first).
+    public var duration: MediaTime
     /// Height of the upright picture; the width follows the display aspect ratio (rounded to even).
     public var height: Int
     /// libx264's preset.
@@ -112,9 +121,12 @@ public struct PreviewClipOptions: Sendable, Equatable {
     public var crf: Int
     public var audioBitRate: Int
 
-    public init(start: Double = 0, seconds: Double = 5, height: Int = 360, preset: String = "fast", crf: Int = 23, audioBitRate: Int = 128_000) {
+    public init(
+        start: MediaTime = 0, duration: MediaTime = 5, height: Int = 360, preset: String = "fast", crf: Int = 23,
+        audioBitRate: Int = 128_000
+    ) {
         self.start = start
-        self.seconds = seconds
+        self.duration = duration
         self.height = height
         self.preset = preset
         self.crf = crf
@@ -122,6 +134,8 @@ public struct PreviewClipOptions: Sendable, Equatable {
     }
 }
 
+/// What `previewClip` wrote: the span of the input it shows, its picture
+/// size, its frames and whether it has sound.
 public struct PreviewClipReport: Sendable, Equatable {
     public var output: String
     public var start: MediaTime
@@ -131,11 +145,39 @@ public struct PreviewClipReport: Sendable, Equatable {
     public var videoFrames: Int
     public var hasAudio: Bool
     public var bytes: Int
+
+    public init(
+        output: String, start: MediaTime, duration: MediaTime, width: Int, height: Int, videoFrames: Int, hasAudio: Bool,
+        bytes: Int
+    ) {
+        self.output = output
+        self.start = start
+        self.duration = duration
+        self.width = width
+        self.height = height
+        self.videoFrames = videoFrames
+        self.hasAudio = hasAudio
+        self.bytes = bytes
+    }
 }
 
-/// Progress of a preview job: `fraction` of the frames or of the clip's time done.
+/// Progress of a preview job. Reports of one call never go backwards; the
+/// last one, once the output is complete, has `done == total` and
+/// `fraction` 1.
 public struct PreviewProgress: Sendable, Equatable {
+    /// Frames done so far: images written, tiles drawn, frames encoded.
     public var done: Int
-    public var total: Int
-    public var fraction: Double { total > 0 ? min(1, Double(done) / Double(total)) : 0 }
+    /// The frames the call makes in all, when known before it starts (given
+    /// times, a rate, evenly spaced frames, a contact sheet); for every frame
+    /// of a range and for a clip, known only at the last report.
+    public var total: Int?
+    /// How much is done, from 0 to 1: `done` of `total` when the total is
+    /// known, else the part of the range's (or clip's) time covered.
+    public var fraction: Double
+
+    public init(done: Int, total: Int?, fraction: Double) {
+        self.done = done
+        self.total = total
+        self.fraction = fraction
+    }
 }

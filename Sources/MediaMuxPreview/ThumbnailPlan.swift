@@ -5,10 +5,10 @@ import MediaMuxCore
 public struct ThumbnailOptions: Sendable, Equatable {
     /// The longest side of the upright picture.
     public var size: Int
-    /// At least this many seconds between two thumbnails; nil spaces about 12 over the output.
-    public var every: Double?
+    /// At least this long between two thumbnails; nil spaces about 12 over the output.
+    public var every: MediaTime?
 
-    public init(size: Int = 320, every: Double? = nil) {
+    public init(size: Int = 320, every: MediaTime? = nil) {
         self.size = size
         self.every = every
     }
@@ -22,14 +22,14 @@ public struct ThumbnailPlan: Sendable, Equatable {
     public var most: Int
     public var picture: PictureSize
 
-    /// Pure: thumbnails spaced `every` seconds apart, or a twelfth of the
+    /// Pure: thumbnails spaced `every` apart, or a twelfth of the
     /// merge's output; nil for a video that declares no picture size.
     public init?(_ options: ThumbnailOptions, merge plan: MergePlan, video: StreamInfo) throws(MediaMuxError) {
         try options.validate()
         guard let width = video.width, let height = video.height, width > 0, height > 0 else { return nil }
         let end = plan.end
         // Whole milliseconds, from 1 ms to about 11 days: beyond that, one thumbnail.
-        let every = min(max(options.every ?? end.seconds / 12, 0.001), 1e9)
+        let every = min(max(options.every?.seconds ?? end.seconds / 12, 0.001), 1e9)
         spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
         picture = PictureSize(
             codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: plan.rotation.degrees, longest: options.size)
@@ -58,8 +58,8 @@ extension ThumbnailOptions {
         guard (1...PreviewPlanner.largestSide).contains(size) else {
             throw .invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(size)")
         }
-        if let every, !(every > 0 && every.isFinite) {
-            throw .invalidOption("thumbnails must be more than 0 seconds apart, not \(every)")
+        if let every, every <= .zero() {
+            throw .invalidOption("thumbnails must be more than 0 seconds apart, not \(every.seconds)")
         }
     }
 }

@@ -63,7 +63,7 @@ extension MuxCtl {
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
             if let audioStream, audioStream < 0 { throw ValidationError("--audio-stream must be 0 or more") }
             if previewSize < 1 || previewSize > 8192 { throw ValidationError("--preview-size must be between 1 and 8192") }
-            if let previewEvery, !(previewEvery > 0) { throw ValidationError("--preview-every must be more than 0 seconds") }
+            if let previewEvery, !(previewEvery > 0 && previewEvery.isFinite) { throw ValidationError("--preview-every must be more than 0 seconds") }
             if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
         }
 
@@ -72,7 +72,7 @@ extension MuxCtl {
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
                 rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata)
-            let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery)
+            let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
             if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }

@@ -76,11 +76,12 @@ extension MuxCtl {
             let engine = common.engine
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
-                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total > 0 ? "/\(progress.total)" : ""))
+                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total.map { "/\($0)" } ?? ""))
             }
             let summary: PreviewSummary
             if let clip {
-                let options = PreviewClipOptions(start: start ?? 0, seconds: seconds ?? 5, height: height ?? 360)
+                let options = PreviewClipOptions(
+                    start: MediaTime(seconds: start ?? 0), duration: MediaTime(seconds: seconds ?? 5), height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
                     try await engine.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
                 }
@@ -94,7 +95,7 @@ extension MuxCtl {
             } else {
                 let selection: FrameSelection
                 if let times = try times() {
-                    selection = .times(times)
+                    selection = .times(times.map { MediaTime(seconds: $0) })
                 } else if let every {
                     selection = .rate(perSecond: 1 / every)
                 } else {

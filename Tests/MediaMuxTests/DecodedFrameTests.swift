@@ -80,16 +80,18 @@ struct DecodedFrameTests {
             end = start + Int64(edit.segmentDuration) * Int64(track.mediaTimescale) / Int64(file.movieTimescale)
         }
         let scale = Double(track.mediaTimescale)
-        let length = Double(end - start) / scale
-        let onFrames = frames.filter { $0.time > start && $0.time < end }.map { Double($0.time - start) / scale }
-        let moments = Array(Set((0..<6).map { length * Double($0) / 6 } + onFrames.prefix(3) + onFrames.suffix(1))).sorted()
+        // Exact times in the track's own ticks: on a frame means on it.
+        let timescale = Int64(track.mediaTimescale)
+        let onFrames = frames.filter { $0.time > start && $0.time < end }.map { MediaTime(value: $0.time - start, timescale: timescale) }
+        let sixths = (0..<6).map { MediaTime(value: (end - start) * Int64($0), timescale: timescale * 6) }
+        let moments = Array(Set(sixths + onFrames.prefix(3) + onFrames.suffix(1))).sorted()
         let info = try Prober(cancellation: CancellationFlag()).probe(path: path)
         let plan = try PreviewPlanner.framePlan(info, options: FrameOptions(selection: .times(moments), size: nil))
         let reader = try FrameReader(plan: plan, cancellation: CancellationFlag())
         var shown: [Int] = []
         while let (frame, _) = try reader.nextDecoded() { shown.append(TrackDecoder.hash(frame.pointer)) }
         let expected = try moments.map { moment in
-            let tick = start + Int64((moment * scale + 1e-3).rounded(.down))
+            let tick = start + Int64((moment.seconds * scale + 1e-3).rounded(.down))
             return try #require(frames.last { $0.time <= tick } ?? frames.first).hash
         }
         #expect(shown == expected, "at \(moments)")

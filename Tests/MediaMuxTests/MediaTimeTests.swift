@@ -68,6 +68,11 @@ import Testing
         #expect(Int64(5).saturatingSubtracting(.min) == .max)
         #expect(MediaTime(ticks: 5, of: MediaTime(value: 0, timescale: 1)).value == 0)
         #expect(MediaTime(seconds: 10).ticks(of: MediaTime(value: 0, timescale: 1)) == 0)
+        // Messages name huge times without trapping.
+        #expect(MediaTime(value: .max, timescale: 1).secondsText() == "9.223372036854776e+18")
+        #expect(MediaTime(value: .min, timescale: 1).secondsText() == "-9.223372036854776e+18")
+        #expect(fixedPoint(1e300, decimals: 3) == "1e+300")
+        #expect(MediaTime(value: -1_500, timescale: 1000).secondsText() == "-1.500")
     }
 
     @Test func secondsAndLiterals() {

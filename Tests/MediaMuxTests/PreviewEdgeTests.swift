@@ -73,10 +73,27 @@ struct PreviewEdgeTests {
         let audioEnd = try #require(info.audioStreams.first?.end?.seconds)
         let report = try await MuxEngine().previewClip(
             of: Fixtures.path("h264_bframes_aac.mp4"), output: folder.path("clip.mp4"),
-            options: PreviewClipOptions(start: audioEnd + 0.2, seconds: 0.5, height: 120))
+            options: PreviewClipOptions(start: MediaTime(seconds: audioEnd + 0.2), duration: 0.5, height: 120))
         #expect(!report.hasAudio)
         let file = try MP4File(path: folder.path("clip.mp4"))
         #expect(file.tracks.map(\.handlerType) == ["vide"])
+    }
+
+    /// A clip's times are checked as they were in seconds: a MediaTime cannot
+    /// be NaN, but can be zero or negative.
+    @Test func clipTimesAreChecked() async throws {
+        let folder = try TemporaryFolder()
+        let refusals: [(PreviewClipOptions, String)] = [
+            (PreviewClipOptions(duration: 0), "a clip must be longer than 0 seconds, not 0.0"),
+            (PreviewClipOptions(duration: -1), "a clip must be longer than 0 seconds, not -1.0"),
+            (PreviewClipOptions(start: -0.5), "a start time must be 0 or more seconds, not -0.5"),
+        ]
+        for (options, message) in refusals {
+            await #expect(throws: MediaMuxError.invalidOption(message)) {
+                try await MuxEngine().previewClip(of: Self.frameIndex, output: folder.path("clip.mp4"), options: options)
+            }
+        }
+        #expect(folder.contents.isEmpty, "\(folder.contents)")
     }
 
     /// A clip of a damaged file fails naming it and leaves nothing.
@@ -84,9 +101,9 @@ struct PreviewEdgeTests {
         let folder = try TemporaryFolder()
         let input = Fixtures.path("truncated_h264.mp4")
         do {
-            _ = try await MuxEngine().previewClip(of: input, output: folder.path("clip.mp4"), options: PreviewClipOptions(start: 2, seconds: 1, height: 120))
+            _ = try await MuxEngine().previewClip(of: input, output: folder.path("clip.mp4"), options: PreviewClipOptions(start: 2, duration: 1, height: 120))
             Issue.record("a clip of a truncated file was written")
-        } catch let error as MediaMuxError {
+        } catch {
             #expect(error.description.hasPrefix(input), "\(error)")
         }
         #expect(folder.contents.isEmpty, "\(folder.contents)")
@@ -123,7 +140,7 @@ struct PreviewEdgeTests {
         let early = try await PreviewTests.collect(input, FrameOptions(selection: .times([0.5]), size: 80))
         #expect(early.count == 1)
         let error = await PreviewTests.firstError(input, FrameOptions(selection: .times([3.5]), size: 80))
-        guard case .damaged(let path, let detail)? = error as? MediaMuxError else {
+        guard case .damaged(let path, let detail)? = error else {
             Issue.record("expected a damaged-file error, got \(String(describing: error))")
             return
         }

@@ -31,7 +31,7 @@ func previewBenchmarks(video: String, scratch: URL) {
         for _ in benchmark.scaledIterations {
             let clip = try await MuxEngine().previewClip(
                 of: video, output: scratch.appendingPathComponent("clip.mp4").path,
-                options: PreviewClipOptions(seconds: 2), overwrite: true)
+                options: PreviewClipOptions(duration: 2), overwrite: true)
             blackHole(clip)
         }
     }
