@@ -184,7 +184,7 @@ final class ThumbnailWriter: Sendable {
             let image = try PreviewEngine().writeImage(frame, to: path, format: .png, overwrite: overwrite)
             state.withLock { $0.written.append(image) }
         } catch {
-            let message = (error as? MediaMuxError)?.description ?? "\(path): \(error)"
+            let message = error.description
             state.withLock { $0.failure = $0.failure ?? message }
         }
     }

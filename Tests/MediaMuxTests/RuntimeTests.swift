@@ -145,7 +145,7 @@ struct RuntimeTests {
         do {
             _ = try await MergeEngine().probe(missing)
             Issue.record("probing a missing file succeeded")
-        } catch let error as MediaMuxError {
+        } catch {
             #expect(error.kind == .input)
             #expect(error.subject == missing)
             #expect(error.localizedDescription == "\(missing): no such file")

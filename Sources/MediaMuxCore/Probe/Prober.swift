@@ -1,5 +1,5 @@
 import MediaMuxBase
-package import CFFmpeg
+internal import CFFmpeg
 
 /// Reads what a file holds and establishes, for every stream, where its
 /// presentation starts and ends on the file's own timeline.

@@ -1,6 +1,6 @@
 import MediaMuxBase
-package import CFFmpeg
-package import CFFmpegLog
+internal import CFFmpeg
+internal import CFFmpegLog
 import Synchronization
 #if canImport(Glibc)
 import Glibc
