@@ -1,4 +1,10 @@
 import MediaMuxCore
+public import SystemPackage
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Downloads as `DownloadEngine` makes them, with FFmpeg's probe judging the
 /// bodies whose first bytes do not say whether they are audio.
@@ -51,6 +57,14 @@ extension MuxEngine {
     ) async throws(MediaMuxError) -> DownloadResult {
         try await downloads.download(
             url, to: destination, overwrite: overwrite, options: options, progress: progress, probeForAudio: ffmpegAudioProbe)
+    }
+
+    /// The same, with the URL as a `URL` and the destination as a `FilePath`.
+    public func download(
+        _ url: URL, to destination: FilePath, overwrite: Bool = false,
+        options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> DownloadResult {
+        try await download(url.absoluteString, to: destination.string, overwrite: overwrite, options: options, progress: progress)
     }
 
     /// `download(_:to:overwrite:options:progress:)` as an asynchronous

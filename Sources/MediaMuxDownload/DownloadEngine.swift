@@ -1,5 +1,11 @@
 import MediaMuxBase
 public import AsyncHTTPClient
+public import SystemPackage
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Downloads over HTTP(S): resumed where a transfer broke off, kept in a
 /// cache that revalidates with the server, checked to be audio. Links no
@@ -89,6 +95,14 @@ public struct DownloadEngine: Sendable {
         options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> DownloadResult {
         try await download(url, to: destination, overwrite: overwrite, options: options, progress: progress, probeForAudio: nil)
+    }
+
+    /// The same, with the URL as a `URL` and the destination as a `FilePath`.
+    public func download(
+        _ url: URL, to destination: FilePath, overwrite: Bool = false,
+        options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> DownloadResult {
+        try await download(url.absoluteString, to: destination.string, overwrite: overwrite, options: options, progress: progress)
     }
 
     /// `download(_:to:overwrite:options:progress:)` as an asynchronous

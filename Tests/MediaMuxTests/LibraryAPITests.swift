@@ -67,6 +67,19 @@ struct LibraryAPITests {
         }
     }
 
+    @Test func downloadAURLToAFilePath() async throws {
+        try await DownloadTests.withServer { server, folder in
+            server.serve("/song.m4a", body: DownloadTests.small)
+            let url = try #require(URL(string: server.url("/song.m4a")))
+            let alone = try await DownloadEngine().download(url, to: FilePath(folder.path("alone.m4a")), options: DownloadTests.options(folder))
+            let facade = try await MuxEngine().download(url, to: FilePath(folder.path("facade.m4a")), options: DownloadTests.options(folder))
+            #expect(alone.path == folder.path("alone.m4a") && facade.path == folder.path("facade.m4a"))
+            for path in [alone.path, facade.path] {
+                #expect(try DownloadTests.sha256(file: path) == DownloadTests.smallHash)
+            }
+        }
+    }
+
     @Test func aURLThatCannotBeDownloadedIsAnOptionError() async throws {
         let folder = try TemporaryFolder()
         do {

@@ -276,7 +276,7 @@ struct MergeTests {
             do {
                 _ = try await MuxEngine().merge(video: asAudio ? video : Fixtures.path(name), audio: asAudio ? Fixtures.path(name) : audio, output: output)
                 Issue.record("\(name) was merged")
-            } catch let error as MediaMuxError {
+            } catch {
                 guard case .damaged(let path, _) = error else {
                     Issue.record("\(name): \(error)")
                     continue
