@@ -83,7 +83,9 @@ extension MuxEngine {
         var fetched: DownloadResult?
         var scratch: String?
         defer { if let scratch { unlink(scratch) } }
-        if DownloadEngine.isDownloadURL(audio) {
+        if DownloadEngine.looksLikeURL(audio) {
+            // An ftp:// or file:// audio is a URL MediaMux cannot fetch, not a missing file.
+            try DownloadEngine.checkURL(audio)
             if download.useCache {
                 fetched = try await self.download(audio, options: download, progress: downloadProgress)
             } else {
@@ -127,12 +129,8 @@ extension MuxEngine {
         downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
         preview: (@Sendable (PreviewFrame) -> Void)? = nil
     ) async throws(MediaMuxError) -> MuxReport {
-        let address = audio.absoluteString
-        guard DownloadEngine.isDownloadURL(address) else {
-            throw .unsupportedURL(url: address, reason: "only http and https URLs can be downloaded; pass a file as a FilePath")
-        }
-        return try await merge(
-            video: video.string, audio: address, output: output.string, options: options, download: download,
+        try await merge(
+            video: video.string, audio: audio.absoluteString, output: output.string, options: options, download: download,
             thumbnails: thumbnails, progress: progress, downloadProgress: downloadProgress, preview: preview)
     }
 

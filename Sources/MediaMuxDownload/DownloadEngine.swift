@@ -166,7 +166,16 @@ public struct DownloadEngine: Sendable {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
-    private static func checkURL(_ url: String) throws {
+    /// True for text that names a URL of any scheme (`ftp://host/...`),
+    /// which no file path a user types looks like.
+    package static func looksLikeURL(_ text: String) -> Bool {
+        guard let separator = text.firstRange(of: "://"), separator.lowerBound > text.startIndex else { return false }
+        let scheme = text[..<separator.lowerBound]
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) } && scheme.first?.isLetter == true
+    }
+
+    /// Throws the error a download of `url` would give for its scheme or a missing host.
+    package static func checkURL(_ url: String) throws(MediaMuxError) {
         guard isDownloadURL(url) else {
             let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
             throw MediaMuxError.unsupportedURL(url: url, reason: "only http and https URLs can be downloaded (not \(scheme))")

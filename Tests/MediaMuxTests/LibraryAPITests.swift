@@ -91,6 +91,10 @@ struct LibraryAPITests {
             #expect(error.kind == .option)
             #expect(error.subject?.hasPrefix("file://") == true)
         }
+        // Typed as text, another scheme is a URL that cannot be fetched, not a missing file.
+        await #expect(throws: MediaMuxError.unsupportedURL(url: "ftp://example.com/a.m4a", reason: "only http and https URLs can be downloaded (not ftp)")) {
+            try await MuxEngine().merge(video: Self.video, audio: "ftp://example.com/a.m4a", output: folder.path("o.mp4"))
+        }
         #expect(folder.contents.isEmpty)
     }
 
