@@ -11,8 +11,20 @@ deps:
 
 # A self-contained muxctl: the Swift runtime is linked in, so it runs where
 # only FFmpeg's libraries are installed, and loads less at start.
+# Linked by the toolchain's lld, with its relative relocations packed (DT_RELR,
+# which glibc loads from 2.36 on) and no symbols exported that nothing looks up
+# (-static-stdlib asks for all): the loader then reads 16 KiB of relocations
+# instead of 1.9 MiB, and no 2.7 MiB symbol table. About 4 MiB less resident in
+# every run (README, "Speed and memory"). Without lld or on an older glibc the
+# relocations stay as they are.
+SWIFT_BIN  := $(shell dirname "$$(readlink -f "$$(command -v swift)")" 2>/dev/null)
+GLIBC_2_X  := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | sed -n 's/^glibc 2\.\([0-9]*\).*/\1/p')
+USE_LLD    := $(if $(wildcard $(SWIFT_BIN)/ld.lld),-Xswiftc -use-ld=lld)
+PACK_RELR  := $(if $(USE_LLD),$(shell [ "$(GLIBC_2_X)" -ge 36 ] 2>/dev/null && echo -Xlinker -z -Xlinker pack-relative-relocs))
+LINK_FLAGS := -Xswiftc -static-stdlib $(USE_LLD) $(PACK_RELR) -Xlinker --no-export-dynamic
+
 build: deps
-	swift build -c release --product muxctl -Xswiftc -static-stdlib
+	swift build -c release --product muxctl $(LINK_FLAGS)
 
 demo: build
 	@mkdir -p $(dir $(DEMO_OUT))

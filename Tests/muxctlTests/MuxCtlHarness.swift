@@ -25,12 +25,15 @@ enum MuxCtl {
         packageRoot.appendingPathComponent("TestMedia").appendingPathComponent(name).path
     }
 
-    /// The `muxctl` built alongside the test bundle. `MUXCTL_BINARY` overrides.
+    /// The `muxctl` built alongside the test bundle. `MUXCTL_BINARY` overrides,
+    /// and then it is that binary or none (CI runs the tests against the
+    /// release build this way; a wrong path must not fall back to the debug one).
     static let binary: URL? = {
-        var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["MUXCTL_BINARY"], !override.isEmpty {
-            candidates.append(URL(fileURLWithPath: override))
+            let url = URL(fileURLWithPath: override)
+            return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
         }
+        var candidates: [URL] = []
         // Linux: Bundle.main is the folder holding the `.xctest` executable.
         // macOS: the `.xctest` bundle sits in the products folder.
         let bundle = Bundle.main.bundleURL
@@ -52,7 +55,7 @@ enum MuxCtl {
     /// so `TestMedia/...` relative paths work).
     static func launch(_ arguments: [String], in directory: URL = packageRoot) throws -> RunningMuxCtl {
         guard let binary else {
-            throw HarnessError("muxctl binary not found next to the test bundle nor in .build/debug; run `swift build`")
+            throw HarnessError("muxctl binary not found (MUXCTL_BINARY, next to the test bundle, .build/debug); run `swift build`")
         }
         return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory)
     }
