@@ -35,11 +35,17 @@ let package = Package(
                 .brew(["ffmpeg"]),
             ]
         ),
-        // libswscale and libswresample, for the modules that convert pictures and sound.
+        // libswscale, for the module that converts pictures (previews).
         .systemLibrary(
             name: "CFFmpegScale",
             pkgConfig: "libswscale",
-            providers: [.apt(["libswscale-dev", "libswresample-dev", "pkg-config"]), .brew(["ffmpeg"])]
+            providers: [.apt(["libswscale-dev", "pkg-config"]), .brew(["ffmpeg"])]
+        ),
+        // libswresample, for the core's audio encoding (rates, formats, channel layouts).
+        .systemLibrary(
+            name: "CFFmpegResample",
+            pkgConfig: "libswresample",
+            providers: [.apt(["libswresample-dev", "pkg-config"]), .brew(["ffmpeg"])]
         ),
         // FFmpeg's log callback, which keeps state, in C.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
@@ -66,10 +72,14 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // Probe, pure planning, remux; a packet-observer hook for what others make in the same pass.
+        // Probe, pure planning, remux, and the soundtrack's decoding and AAC encoding when it cannot be
+        // copied; a packet-observer hook for what others make in the same pass.
         .target(
             name: "MediaMuxCore",
-            dependencies: ["MediaMuxBase", "CFFmpeg", "CFFmpegLog", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "MediaMuxBase", "CFFmpeg", "CFFmpegLog", "CFFmpegResample",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // Decoding, scaling, images, contact sheets, preview clips, merge thumbnails (through the observer).
         .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg", "CFFmpegScale"]),

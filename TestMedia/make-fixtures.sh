@@ -284,6 +284,20 @@ assert_eq "$(probe1 stream=codec_name pcm_2s.wav)" pcm_s16le "wav"
 # Debian's ffmpeg), so there is no aac_he.m4a.
 
 # --------------------------------------------------------------------------
+# Soundtracks MP4 cannot carry as they are (encoded AAC by a merge) and one it
+# can (ALAC). 1 kHz sines at the sine source's level (amplitude 1/8), so the
+# tests can check frequency and level after encoding.
+step "audio to encode: flac_3s.flac, flac_96k_51_1s.flac, vorbis_2s.ogg, alac_2s.m4a"
+"${FF[@]}" -f lavfi -i "$(src_sine 1000 44100 3)" -ac 2 -c:a flac "${BX[@]}" flac_3s.flac
+"${FF[@]}" -f lavfi -i "$(src_sine 1000 96000 1)" -af "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0" -c:a flac "${BX[@]}" flac_96k_51_1s.flac
+"${FF[@]}" -f lavfi -i "$(src_sine 1000 48000 2)" -c:a libvorbis -q:a 2 "${BX[@]}" vorbis_2s.ogg
+"${FF[@]}" -f lavfi -i "$(src_sine 1000 44100 2)" -c:a alac "${BX[@]}" alac_2s.m4a
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels -of csv=p=0 flac_3s.flac)" "flac,44100,2" "flac_3s"
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels,channel_layout -of csv=p=0 flac_96k_51_1s.flac)" "flac,96000,6,5.1" "flac_96k_51_1s"
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels -of csv=p=0 vorbis_2s.ogg)" "vorbis,48000,1" "vorbis_2s"
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels -of csv=p=0 alac_2s.m4a)" "alac,44100,1" "alac_2s"
+
+# --------------------------------------------------------------------------
 step "bad inputs: empty.m4a, html_page.m4a, text_file.mp4, random_bytes.mp4, truncated_h264.mp4"
 : > empty.m4a
 cat > html_page.m4a <<'EOF'
@@ -477,7 +491,8 @@ EOF
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
-           mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav empty.m4a html_page.m4a truncated_h264.mp4
+           mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a
+           empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
 [[ -f av1_10bit.mp4 ]] && synthetic+=(av1_10bit.mp4)

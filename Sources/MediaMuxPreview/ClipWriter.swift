@@ -44,10 +44,18 @@ final class ClipWriter {
         let muxer = try MuxerHandle(path: path, reportedPath: plan.output, muxer: "mp4")
         let video = try VideoEncoder(plan: plan, frameRate: reader.frameRate, globalHeaders: muxer.wantsGlobalHeaders)
         let videoIndex = try muxer.addStream(encodedBy: video.context).pointee.index
-        var audio: AudioTrackEncoder?
+        var audio: AudioSpanEncoder?
         var audioIndex: Int32 = -1
+        let audioRate = Double(plan.audio?.sampleRate ?? 1)
         if let part = plan.audio {
-            let made = try AudioTrackEncoder(plan: plan, audio: part, cancellation: cancellation, globalHeaders: muxer.wantsGlobalHeaders)
+            // The clip's audio, cut to its span to the sample; a track that
+            // starts after the clip does gets silence first, so that it starts
+            // with the picture.
+            let made = try AudioSpanEncoder(
+                input: plan.input, streamIndex: part.streamIndex, zero: plan.frames.zero + MediaTime(seconds: plan.start),
+                samples: Int64((plan.duration * audioRate).rounded()),
+                settings: .init(sampleRate: part.sampleRate, channels: part.channels, bitRate: plan.audioBitRate),
+                output: plan.output, globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             audioIndex = try muxer.addStream(encodedBy: made.context).pointee.index
             audio = made
         }
@@ -73,7 +81,7 @@ final class ClipWriter {
         func encodeHeld(until end: Int64) throws {
             guard let start = held else { return }
             // Audio first up to this point, so the muxer's queue stays short.
-            try audio?.encode(until: Double(start) / 90000 + 0.5, write: writeAudio)
+            try audio?.encode(until: Int64((Double(start) / 90000 + 0.5) * audioRate), write: writeAudio)
             try video.encode(pictures[0], pts: start, duration: end - start, write: writeVideo)
             frames += 1
             // How many frames the clip has is known only at its end; how much of its time is encoded, all along.
@@ -94,7 +102,6 @@ final class ClipWriter {
         }
         try encodeHeld(until: clipEnd)
         try video.finish(write: writeVideo)
-        try audio?.encode(until: .infinity, write: writeAudio)
         try audio?.finish(write: writeAudio)
         try muxer.finish()
         return (frames, audio?.sourceSamples ?? 0)
@@ -200,152 +207,5 @@ private final class VideoEncoder {
 
     private func stamp(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         packet.pointee.duration = durations.removeValue(forKey: packet.pointee.pts) ?? 0
-    }
-}
-
-/// The clip's audio: decoded from its own reader of the input, resampled to
-/// the planned rate and layout, cut to the clip's span to the sample, AAC.
-/// A track that starts after the clip does gets silence before it, so that
-/// it starts with the picture.
-private final class AudioTrackEncoder {
-    private let plan: ClipPlan
-    private let demuxer: DemuxerHandle
-    private let decoder: DecoderHandle
-    private let encoder: EncoderHandle
-    private let resampler: Resampler
-    private let queue: SampleQueue
-    private let packet: PacketBuffer
-    private let decoded: FrameBuffer
-    private let cancellation: CancellationFlag
-    private let streamIndex: Int
-    private let timeBase: AVRational
-    private let rate: Int32
-    private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
-    /// The clip's length in samples.
-    private let totalSamples: Int64
-    /// Where the resampled output begins on the clip's timeline, in samples (from the first frame).
-    private var firstSample: Int64?
-    private var resampled: Int64 = 0
-    private var queued: Int64 = 0
-    private var encodedSamples: Int64 = 0
-    private var inputDone = false
-
-    var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
-    /// Samples of the source in the clip (silence not counted).
-    private(set) var sourceSamples: Int64 = 0
-
-    init(plan: ClipPlan, audio: ClipPlan.Audio, cancellation: CancellationFlag, globalHeaders: Bool) throws {
-        self.plan = plan
-        self.cancellation = cancellation
-        rate = Int32(audio.sampleRate)
-        totalSamples = Int64((plan.duration * Double(audio.sampleRate)).rounded())
-        demuxer = try DemuxerHandle(path: plan.input, cancellation: cancellation)
-        let stream = try demuxer.plannedStream(audio.streamIndex, kind: .audio)
-        streamIndex = audio.streamIndex
-        timeBase = stream.pointee.time_base
-        demuxer.keepOnly(audio.streamIndex)
-        decoder = try DecoderHandle(stream: stream, path: plan.input, threads: 1)
-        packet = try PacketBuffer()
-        decoded = try FrameBuffer()
-
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
-            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: plan.output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
-        }
-        encoder = try EncoderHandle(codec: codec, path: plan.output)
-        let made = encoder.context
-        made.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        made.pointee.sample_rate = rate
-        av_channel_layout_default(&made.pointee.ch_layout, Int32(audio.channels))
-        made.pointee.bit_rate = Int64(plan.audioBitRate)
-        made.pointee.time_base = AVRational(num: 1, den: rate)
-        if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        let code = encoder.open()
-        try ffmpegCheck(code, "opening the AAC encoder", path: plan.output)
-        resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: plan.input)
-        queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(audio.channels), path: plan.input)
-
-        // Start a little before the clip: every audio packet is a keyframe, but
-        // the first frame decoded after a seek lacks the overlap of the one
-        // before it (MDCT codecs), so that frame falls before the clip and is cut.
-        let preRoll = 0.25
-        if plan.start > preRoll {
-            let seconds = plan.frames.zero.seconds + plan.start - preRoll
-            let target = Int64((seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))).rounded(.down))
-            _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
-        }
-    }
-
-    /// Encodes the clip's audio up to `seconds` on the clip's timeline (all of it for infinity).
-    func encode(until seconds: Double, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let wanted = seconds.isFinite ? min(totalSamples, Int64(max(0, seconds) * Double(rate))) : totalSamples
-        while !inputDone && encodedSamples + Int64(queue.count) < wanted {
-            try readMore()
-        }
-        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
-        while queue.count >= frameSize {
-            try encodeChunk(Int32(frameSize), write: write)
-        }
-    }
-
-    func finish(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        if queue.count > 0 { try encodeChunk(Int32(queue.count), write: write) }
-        try encoder.encode(nil, what: "audio", write: write)
-    }
-
-    /// Decodes one packet's worth and queues its samples that fall inside the clip.
-    private func readMore() throws {
-        if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
-        switch try decoder.receive(into: decoded) {
-        case .frame:
-            if firstSample == nil {
-                let timestamp = VideoFrameSource.timestamp(of: decoded) ?? 0
-                let seconds = Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
-                firstSample = Int64(((seconds - plan.frames.zero.seconds - plan.start) * Double(rate)).rounded())
-            }
-            try keep(resampler.convert(decoded))
-        case .finished:
-            if let rest = try resampler.flush() { try keep(rest) }
-            inputDone = true
-        case .needsInput:
-            if try demuxer.read(into: packet, of: streamIndex) {
-                _ = try decoder.send(packet.pointer)
-            } else {
-                _ = try decoder.send(nil)
-            }
-        }
-    }
-
-    /// Queues the part of a resampled frame that lies inside the clip.
-    private func keep(_ frame: FrameBuffer) throws {
-        let count = Int64(frame.pointer.pointee.nb_samples)
-        let position = (firstSample ?? 0) + resampled
-        resampled += count
-        let from = max(position, 0)
-        let end = min(position + count, totalSamples)
-        if end >= totalSamples { inputDone = true }
-        guard end > from else { return }
-        if queued == 0 && from > 0 {
-            try queueSilence(Int32(clamping: min(from, totalSamples)))
-        }
-        try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
-        queued += end - from
-        sourceSamples += end - from
-    }
-
-    private func queueSilence(_ samples: Int32) throws {
-        let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.input)
-        try ffmpegCheck(
-            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.context.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
-            "allocating audio", path: plan.input)
-        try queue.append(silence, from: 0, samples: samples, bytesPerSample: bytesPerSample)
-        queued += Int64(samples)
-    }
-
-    private func encodeChunk(_ samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: plan.output)
-        try queue.take(samples, into: frame)
-        frame.pointer.pointee.pts = encodedSamples
-        encodedSamples += Int64(samples)
-        try encoder.encode(frame.pointer, what: "audio", write: write)
     }
 }

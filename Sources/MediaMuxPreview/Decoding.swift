@@ -2,82 +2,6 @@ import MediaMuxBase
 import MediaMuxCore
 internal import CFFmpeg
 
-/// One AVFrame, reused or handed between owners by swapping.
-final class FrameBuffer {
-    let pointer: UnsafeMutablePointer<AVFrame>
-
-    init() throws {
-        guard let frame = av_frame_alloc() else {
-            throw MediaMuxError.outOfMemory("allocating a frame", path: "-")
-        }
-        pointer = frame
-    }
-
-    deinit {
-        var doomed: UnsafeMutablePointer<AVFrame>? = pointer
-        av_frame_free(&doomed)
-    }
-}
-
-/// One decoder: owns the AVCodecContext opened for a stream.
-final class DecoderHandle {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let path: String
-
-    init(stream: UnsafeMutablePointer<AVStream>, path: String, threads: Int = 0) throws {
-        self.path = path
-        let parameters = stream.pointee.codecpar!
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
-            throw MediaMuxError.notMedia(path: path, detail: "no decoder for \(name) in this FFmpeg")
-        }
-        guard let fresh = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.outOfMemory("allocating a decoder", path: path)
-        }
-        context = fresh
-        // From here on a throw runs deinit, which frees the context.
-        try ffmpegCheck(avcodec_parameters_to_context(context, parameters), "setting up the decoder", path: path)
-        context.pointee.pkt_timebase = stream.pointee.time_base
-        context.pointee.thread_count = Int32(threads)
-        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-        try ffmpegCheck(avcodec_open2(context, codec, nil), "opening the decoder", path: path)
-    }
-
-    deinit {
-        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomed)
-    }
-
-    enum Output { case frame, needsInput, finished }
-
-    /// Hands a packet to the decoder (nil: the end of the stream). False when
-    /// the decoder has frames to give first.
-    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
-        let code = avcodec_send_packet(context, packet)
-        if code == CFFmpeg_AVERROR_EAGAIN() { return false }
-        if code == CFFmpeg_AVERROR_EOF() { return true }
-        // A damaged packet is the decoder's business; frames that decode still count.
-        if code == CFFmpeg_AVERROR_INVALIDDATA() { return true }
-        try ffmpegCheck(code, "decoding", path: path)
-        return true
-    }
-
-    func receive(into frame: FrameBuffer) throws -> Output {
-        while true {
-            let code = avcodec_receive_frame(context, frame.pointer)
-            if code == CFFmpeg_AVERROR_EAGAIN() { return .needsInput }
-            if code == CFFmpeg_AVERROR_EOF() { return .finished }
-            // A damaged frame (reported here with frame threads) is passed over, as from send().
-            if code == CFFmpeg_AVERROR_INVALIDDATA() { continue }
-            try ffmpegCheck(code, "decoding", path: path)
-            return .frame
-        }
-    }
-
-    /// Forgets everything buffered, after a seek.
-    func flush() { avcodec_flush_buffers(context) }
-}
-
 /// Decoded video frames of one stream in presentation order, with their times
 /// on the video's own timeline; seeks on request. No policy: the frame reader
 /// decides where to seek and which frames to keep.
@@ -197,19 +121,5 @@ final class VideoFrameSource {
         guard try decoder.send(packet.pointer) else {
             throw MediaMuxError.ffmpeg(operation: "decoding", path: demuxer.path, code: FFmpegCode.tryAgain, message: "the decoder refused input while holding no frame")
         }
-    }
-
-    /// The presentation time of a decoded frame, in stream ticks: its own
-    /// packet's, which the decoder carries through. FFmpeg's best-effort
-    /// guess is only for packets without one: it switches to decode times
-    /// once presentation times go backwards, as they do where an iPhone's
-    /// first IDR picture is presented after the pictures that follow it,
-    /// and then labels every later picture with another's time.
-    static func timestamp(of frame: FrameBuffer) -> Int64? {
-        let noTimestamp = CFFmpeg_AV_NOPTS_VALUE()
-        let own = frame.pointer.pointee.pts
-        if own != noTimestamp { return own }
-        let guess = frame.pointer.pointee.best_effort_timestamp
-        return guess == noTimestamp ? nil : guess
     }
 }

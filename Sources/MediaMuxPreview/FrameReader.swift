@@ -145,7 +145,7 @@ final class FrameReader {
             }
             framesDecoded += 1
             // A frame without any timestamp cannot be placed; skip it.
-            if let timestamp = VideoFrameSource.timestamp(of: lookahead) {
+            if let timestamp = lookahead.timestamp {
                 lookaheadTimestamp = timestamp
                 return true
             }

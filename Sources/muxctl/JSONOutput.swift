@@ -22,6 +22,18 @@ struct MergeSummary: Encodable {
         var duration: Double
         var packets: Int
         var bytes: Int
+        /// Absent when copied.
+        var transcoded: Transcoded?
+    }
+    struct Transcoded: Encodable {
+        var from: String
+        var to: String
+        var bitRate: Int
+        var sampleRate: Int
+        var channels: Int
+        var reason: String
+        /// "flac -> aac 192 kb/s (MP4 cannot carry FLAC)".
+        var summary: String
     }
     var output: String
     var duration: Double
@@ -49,7 +61,11 @@ struct MergeSummary: Encodable {
     init(_ report: MergeReport) {
         func track(_ t: MergeReport.Track) -> Track {
             Track(source: t.source, stream: t.streamIndex, codec: t.codec, codecTag: t.codecTag, start: t.start.seconds,
-                  duration: t.duration.seconds, packets: t.packets, bytes: t.bytes)
+                  duration: t.duration.seconds, packets: t.packets, bytes: t.bytes,
+                  transcoded: t.encoding.map {
+                      Transcoded(from: $0.sourceCodec, to: $0.codec, bitRate: $0.bitRate, sampleRate: $0.sampleRate,
+                                 channels: $0.channels, reason: $0.reason, summary: $0.summary)
+                  })
         }
         output = report.output
         duration = report.duration.seconds

@@ -7,14 +7,34 @@ import Synchronization
 
 extension Orientation: ExpressibleByArgument {}
 
+extension AudioOptions.Codec: ExpressibleByArgument {
+    /// `automatic` is the default, not a value to type.
+    public static var allValueStrings: [String] { ["copy", "aac"] }
+}
+
+/// A bit rate as typed: 192000, 192k or 0.192M.
+struct BitRate: ExpressibleByArgument {
+    var bitsPerSecond: Int
+
+    init?(argument: String) {
+        let text = argument.lowercased()
+        let scale: Double = text.hasSuffix("k") ? 1_000 : text.hasSuffix("m") ? 1_000_000 : 1
+        let number = scale == 1 ? text : String(text.dropLast())
+        guard let value = Double(number), value.isFinite, value > 0, value * scale < 100_000_000 else { return nil }
+        bitsPerSecond = Int((value * scale).rounded())
+    }
+}
+
 extension MuxCtl {
     struct Merge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Merge the video of VIDEO with the audio of AUDIO into OUTPUT (.mp4, .m4v or .mov).",
             discussion: """
-            Streams are copied, never re-encoded. OUTPUT ends where the shorter input ends, to the millisecond, \
-            using edit lists. The video's own audio is not copied. The video's metadata (where and when it was \
-            recorded, the camera) is kept unless --no-metadata is given.
+            The video is copied, never re-encoded. The audio is copied too when OUTPUT's container can carry \
+            its codec; otherwise (PCM in MP4, FLAC, Vorbis...) it is encoded AAC, and the summary says why. \
+            OUTPUT ends where the shorter input ends, to the millisecond, using edit lists. The video's own \
+            audio is not copied. The video's metadata (where and when it was recorded, the camera) is kept \
+            unless --no-metadata is given.
             """)
 
         @Argument(help: "The video file.") var video: String
@@ -44,6 +64,22 @@ extension MuxCtl {
             help: "Leave out the video's metadata (location, camera, software, creation time, titles), for sharing.")
         var noMetadata = false
 
+        @Option(
+            name: .customLong("audio-codec"),
+            help: "copy or aac: copy the audio as it is (an error if OUTPUT cannot carry it), or encode AAC. Default: copy when possible.")
+        var audioCodec: AudioOptions.Codec?
+
+        @Option(
+            name: .customLong("audio-bitrate"),
+            help: ArgumentHelp("AAC bit rate, e.g. 192k or 192000 (default: 96k a channel, 64k a channel beyond stereo). Implies encoding.", valueName: "rate"))
+        var audioBitrate: BitRate?
+
+        @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Encode the audio at this rate in Hz (8000-96000).", valueName: "hz"))
+        var sampleRate: Int?
+
+        @Option(help: ArgumentHelp("Encode the audio with this many channels (1-6 or 8), down- or upmixed.", valueName: "n"))
+        var channels: Int?
+
         @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
         var preview: String?
 
@@ -71,7 +107,8 @@ extension MuxCtl {
             let engine = common.engine
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
-                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata)
+                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata,
+                audio: AudioOptions(codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels))
             let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
@@ -121,7 +158,8 @@ func describe(_ report: MergeReport) -> String {
     func track(_ name: String, _ track: MergeReport.Track) -> String {
         let tag = track.codecTag.map { " (\($0))" } ?? ""
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
-        return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start), copied from \(track.source)"
+        let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
+        return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start), \(how)"
     }
     return ([
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",

@@ -11,6 +11,8 @@ extension MediaMuxError {
         case .noStream(.audio, _): return "pass a file with an audio track as AUDIO"
         case .noStream(.video, _): return "pass a file with a video track"
         case .streamIndexOutOfRange: return "run `muxctl probe` on the file to list its streams"
+        case .codecNotSupportedInContainer(let codec, _, _) where isAudioCodec(codec):
+            return "leave out --audio-codec copy to have it encoded AAC"
         case .codecNotSupportedInContainer(let codec, let container, _) where container != "mov" && muxerAccepts(codec, .mov):
             return "try a .mov output"
         default: return nil

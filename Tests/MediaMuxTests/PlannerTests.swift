@@ -80,7 +80,7 @@ struct PlannerTests {
         #expect(plan.video.streamIndex == 1)
     }
 
-    @Test func refusals() {
+    @Test func refusals() throws {
         let options = MergeOptions()
         #expect(throws: MediaMuxError.unsupportedOutputExtension(path: "o.avi", extension: "avi")) {
             try planner.plan(video: Self.phoneVideo, audio: Self.song, output: "o.avi", outputFacts: Self.freshOutput, options: options)
@@ -99,15 +99,25 @@ struct PlannerTests {
         #expect(throws: MediaMuxError.streamIndexOutOfRange(kind: .audio, index: 3, available: 1, path: "song.m4a")) {
             try planner.plan(video: Self.phoneVideo, audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: MergeOptions(audioStream: 3))
         }
+        // Audio the container cannot carry is encoded, or with copying asked for, refused.
+        var copying = options
+        copying.audio.codec = .copy
         let studio = Self.info("take.wav", [Self.stream(0, .audio, codec: "pcm_s24le", scale: 48000, end: 96000)])
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4")) {
-            try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
+            try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: copying)
         }
+        #expect(try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: options).audio.encoding != nil)
         // FFmpeg 5.1 lists Opus for MOV but refuses it when writing the header ("only supported in MP4").
         let browser = Self.info("call.webm", [Self.stream(0, .audio, codec: "opus", scale: 48000, end: 96000)])
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov")) {
             try MergePlanner(canStore: muxerAccepts).plan(
-                video: Self.phoneVideo, audio: browser, output: "o.mov", outputFacts: Self.freshOutput, options: options)
+                video: Self.phoneVideo, audio: browser, output: "o.mov", outputFacts: Self.freshOutput, options: copying)
+        }
+        // A video codec the container cannot carry is an error whatever the options.
+        let screen = Self.info("screen.mkv", [Self.stream(0, .video, codec: "prores", scale: 1000, end: 10000, width: 640, height: 360)])
+        #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "prores", container: "mp4", path: "o.mp4")) {
+            try MergePlanner(canStore: muxerAccepts).plan(
+                video: screen, audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
         #expect(muxerAccepts("opus", .mp4) && muxerAccepts("aac", .mov) && !muxerAccepts("flac", .mp4) && !muxerAccepts("truehd", .mov))
         let unknown = Self.info("stream.m4a", [Self.stream(0, .audio, codec: "aac", scale: 44100, end: nil)])

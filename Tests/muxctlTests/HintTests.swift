@@ -6,11 +6,15 @@ import Testing
 /// are made here, not by the library.
 @Suite("error hints")
 struct HintTests {
-    @Test func codecHintsOfferMOVOnlyWhereMOVCanHoldTheCodec() {
-        // FFmpeg 5.1 refuses Opus in MOV and FLAC in MP4 and MOV: no hint to try MOV.
-        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov").hint == nil)
-        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "flac", container: "mp4", path: "o.mp4").hint == nil)
-        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4").hint == "try a .mov output")
+    @Test func codecHints() {
+        // Audio that cannot be copied is refused only when copying was asked for: encoding it is the way out.
+        let encode = "leave out --audio-codec copy to have it encoded AAC"
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov").hint == encode)
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "flac", container: "mp4", path: "o.mp4").hint == encode)
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4").hint == encode)
+        // Video is never encoded: MOV where MOV holds the codec, else nothing to suggest.
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "prores", container: "mp4", path: "o.mp4").hint == "try a .mov output")
+        #expect(MediaMuxError.codecNotSupportedInContainer(codec: "prores", container: "mov", path: "o.mov").hint == nil)
     }
 
     @Test func httpAndOutputHints() {

@@ -87,6 +87,20 @@ struct MergeErrorTests {
         return cases
     }()
 
+    /// Encoding settings: errors name the output they are for.
+    static let audioProblems: [Case] = [
+        Case(label: "--audio-codec copy of FLAC into MP4", audio: "TestMedia/flac_3s.flac", extra: ["--audio-codec", "copy"],
+             blame: .output, status: 2, message: "flac cannot be stored in mp4 without re-encoding"),
+        Case(label: "--sample-rate 44000", audio: "TestMedia/flac_3s.flac", extra: ["--sample-rate", "44000"],
+             blame: .output, status: 2, message: "AAC cannot be encoded at 44000 Hz"),
+        Case(label: "--channels 7", audio: "TestMedia/flac_3s.flac", extra: ["--channels", "7"],
+             blame: .output, status: 2, message: "AAC cannot be encoded with 7 channels"),
+        Case(label: "--audio-bitrate 2k", extra: ["--audio-bitrate", "2k"],
+             blame: .output, status: 2, message: "an AAC bit rate of 2 kb/s is out of range"),
+        Case(label: "--audio-codec copy --sample-rate 44100", extra: ["--audio-codec", "copy", "--sample-rate", "44100"],
+             blame: .output, status: 2, message: "the audio cannot be copied and resampled to 44100 Hz at once"),
+    ]
+
     static let outputProblems: [Case] = [
         Case(label: "output .avi", output: "o.avi", blame: .output, status: 2, message: "unsupported output type (.avi)"),
         Case(label: "output .mkv", output: "o.mkv", blame: .output, status: 2, message: "unsupported output type (.mkv)"),
@@ -98,7 +112,7 @@ struct MergeErrorTests {
              blame: .output, status: 2, message: "output folder does not exist"),
     ]
 
-    @Test("input and output problems", arguments: inputProblems + outputProblems)
+    @Test("input, audio and output problems", arguments: inputProblems + audioProblems + outputProblems)
     func badMerge(_ c: Case) async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

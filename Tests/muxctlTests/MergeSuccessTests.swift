@@ -108,6 +108,33 @@ struct MergeSuccessTests {
         #expect(!result.looksLikeCrash)
     }
 
+    @Test("a soundtrack MP4 cannot carry is encoded AAC, and the summary and --json say why")
+    func transcodedSoundtrack() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("out.mp4")
+        let video = MuxCtl.fixture("h264_26s_2fps.mp4")
+        let text = try await MuxCtl.run(["merge", video, MuxCtl.fixture("flac_3s.flac"), output])
+        #expect(text.exited && text.status == 0, "\(text)")
+        #expect(text.stdout.hasPrefix("wrote \(output): 3.000 s"), "\(text)")
+        #expect(text.stdout.contains("audio aac (mp4a): "), "\(text)")
+        #expect(text.stdout.contains("transcoded from \(MuxCtl.fixture("flac_3s.flac")): flac -> aac 192 kb/s (MP4 cannot carry FLAC)"), "\(text)")
+
+        let json = try await MuxCtl.run(["merge", video, MuxCtl.fixture("vorbis_2s.ogg"), output, "--force", "--json", "--audio-bitrate", "96k"])
+        #expect(json.exited && json.status == 0, "\(json)")
+        let report = try #require(jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let audio = try #require(report["audio"] as? [String: Any])
+        let transcoded = try #require(audio["transcoded"] as? [String: Any], "\(audio)")
+        #expect(transcoded["from"] as? String == "vorbis" && transcoded["to"] as? String == "aac")
+        #expect(number(transcoded["bitRate"]) == 96_000)
+        #expect(transcoded["reason"] as? String == "players do not read Vorbis in MP4")
+        #expect(abs((number(report["duration"]) ?? 0) - 2.0) < 0.001)
+        // A copied soundtrack has no "transcoded".
+        let copied = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_2s.m4a"), output, "--force", "--json"])
+        let copiedReport = try #require(jsonObject(copied.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect((copiedReport["audio"] as? [String: Any])?["transcoded"] == nil)
+    }
+
     @Test("relative paths work from the current folder", arguments: [["-q"], ["--json"]])
     func relativePaths(_ flags: [String]) async throws {
         let scratch = try Scratch()

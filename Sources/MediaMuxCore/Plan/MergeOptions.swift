@@ -26,11 +26,13 @@ public struct MergeOptions: Sendable, Equatable {
     /// and its software, titles. False drops all of it, location included,
     /// for sharing a file with others.
     public var keepsMetadata: Bool
+    /// Copy or encode the soundtrack, and how to encode it.
+    public var audio: AudioOptions
 
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
         rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,
-        keepsMetadata: Bool = true
+        keepsMetadata: Bool = true, audio: AudioOptions = AudioOptions()
     ) {
         self.videoStream = videoStream
         self.audioStream = audioStream
@@ -39,5 +41,6 @@ public struct MergeOptions: Sendable, Equatable {
         self.overwrite = overwrite
         self.faststart = faststart
         self.keepsMetadata = keepsMetadata
+        self.audio = audio
     }
 }

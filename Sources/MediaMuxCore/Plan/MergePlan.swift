@@ -56,6 +56,8 @@ public struct MergePlan: Sendable, Equatable {
         public var sampleEntry: SampleEntryCarry?
         /// The source's track-level boxes the output's track gets.
         public var trackBoxes: TrackBoxCarry?
+        /// Audio: nil when the packets are copied; otherwise how they are decoded and encoded.
+        public var encoding: AudioEncoding?
     }
 
     /// An input stream the output leaves out, and why.

@@ -15,3 +15,8 @@ internal import CFFmpeg
 /// in MP4 FLAC and TrueHD only at experimental compliance. Refused here,
 /// the plan names the problem instead of the header failing with EINVAL.
 private let refusedAtHeader: [MergePlan.Container: Set<String>] = [.mov: ["opus", "flac", "truehd"], .mp4: ["flac", "truehd"]]
+
+/// Whether FFmpeg knows `codec` as an audio codec.
+package func isAudioCodec(_ codec: String) -> Bool {
+    avcodec_descriptor_get_by_name(codec)?.pointee.type == AVMEDIA_TYPE_AUDIO
+}

@@ -34,11 +34,12 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
         }
         let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
-        for stream in [videoStream, audioStream] where !canStore(stream.codec, container) {
-            throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+        guard canStore(videoStream.codec, container) else {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
+        let encoding = try audioEncoding(for: audioStream, in: container, options: options.audio, output: output)
         let video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
-        let audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
+        var audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
 
         let end = min(video.sourceEnd, audio.sourceEnd)
         let endReason: MergePlan.EndReason =
@@ -46,6 +47,7 @@ package struct MergePlanner: Sendable {
         guard audio.sourceStart < end else {
             throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
         }
+        if let encoding { audio = Self.encoded(audio, as: encoding, end: end) }
 
         var rotation = decideRotation(
             source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
@@ -169,6 +171,24 @@ package struct MergePlanner: Sendable {
         track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
         track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
         return track
+    }
+
+    /// The soundtrack's track as encoded: packets in the encoder's time base
+    /// (one tick a sample), one for each 1024 samples plus the encoder's
+    /// priming and flush, and none of the source's sample-entry or track
+    /// boxes, which describe the source's codec.
+    static func encoded(_ track: MergePlan.Track, as encoding: AudioEncoding, end: MediaTime) -> MergePlan.Track {
+        var encoded = track
+        encoded.encoding = encoding
+        encoded.codec = encoding.codec
+        encoded.codecTag = nil
+        encoded.timeBase = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
+        let samples = (end - track.sourceStart).ticks(of: encoded.timeBase, rounding: .up)
+        encoded.sampleCount = Int(samples / 1024) + 3
+        encoded.headerBytes = 256
+        encoded.sampleEntry = nil
+        encoded.trackBoxes = nil
+        return encoded
     }
 
     /// A time base in which every sample of an audio stream falls on a

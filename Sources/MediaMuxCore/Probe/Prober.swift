@@ -143,6 +143,9 @@ package struct Prober {
     private func scanPackets(_ demuxer: DemuxerHandle, fallbackOrigin: MediaTime, into streams: inout [StreamInfo]) throws {
         let units = streams.indices.map { SpanUnits(demuxer.stream($0)) }
         var spans = units.map { PacketSpan(timescale: $0.timescale) }
+        // Ogg's packet durations are cut by the end trimming its granule
+        // positions declare, which FFmpeg hands out as discard padding too.
+        let durationsTrimmed = demuxer.formatName == "ogg"
         let packet = try PacketBuffer()
         while try demuxer.read(into: packet) {
             let p = packet.pointer.pointee
@@ -154,8 +157,14 @@ package struct Prober {
             let (at, late) = pts.multipliedReportingOverflow(by: units[i].perTick)
             let (length, long) = max(p.duration, 0).multipliedReportingOverflow(by: units[i].perTick)
             guard !late, !long, !at.addingReportingOverflow(length).overflow else { continue }
-            let (skip, discard) = droppedSamples(packet.pointer)
+            var (skip, discard) = droppedSamples(packet.pointer)
             let samples = units[i].perSample > 0 ? decodedSamples(packet.pointer, stream: demuxer.stream(i)) : nil
+            // Counted from the packets' durations, the end is already trimmed there.
+            if samples == nil && durationsTrimmed { discard = 0 }
+            // A Vorbis decoder outputs nothing for the first packet: its block only primes the overlap.
+            if spans[i].count == 0, demuxer.stream(i).pointee.codecpar.pointee.codec_id == AV_CODEC_ID_VORBIS, units[i].perSample > 0 {
+                skip = max(skip, max(p.duration, 0) * units[i].perTick / units[i].perSample)
+            }
             spans[i].add(
                 pts: at, duration: length,
                 samples: samples.map { $0 * units[i].perSample }, skip: skip * units[i].perSample, discard: discard * units[i].perSample)

@@ -28,10 +28,12 @@ public struct MergeReport: Sendable, Equatable {
         public var duration: MediaTime
         public var packets: Int
         public var bytes: Int
+        /// nil when the packets were copied; otherwise how they were encoded and why.
+        public var encoding: AudioEncoding?
 
         public init(
             source: String, streamIndex: Int, codec: String, codecTag: String?, start: MediaTime, duration: MediaTime,
-            packets: Int, bytes: Int
+            packets: Int, bytes: Int, encoding: AudioEncoding? = nil
         ) {
             self.source = source
             self.streamIndex = streamIndex
@@ -41,6 +43,7 @@ public struct MergeReport: Sendable, Equatable {
             self.duration = duration
             self.packets = packets
             self.bytes = bytes
+            self.encoding = encoding
         }
     }
 

@@ -46,13 +46,18 @@ package final class MuxerHandle {
         return stream
     }
 
-    /// Adds a stream for what an opened encoder produces.
-    package func addStream(encodedBy encoder: UnsafeMutablePointer<AVCodecContext>) throws -> UnsafeMutablePointer<AVStream> {
+    /// Adds a stream for what an opened encoder produces, with the tags of
+    /// the input stream it encodes, if any.
+    package func addStream(
+        encodedBy encoder: UnsafeMutablePointer<AVCodecContext>, tagsOf input: UnsafeMutablePointer<AVStream>? = nil,
+        tags: TagSelection = .only([])
+    ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying codec parameters", path: reportedPath)
         stream.pointee.time_base = encoder.pointee.time_base
+        if let input { copy(input.pointee.metadata, into: &stream.pointee.metadata, tags) }
         return stream
     }
 

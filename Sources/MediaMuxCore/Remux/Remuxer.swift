@@ -72,14 +72,20 @@ final class Remuxer {
         let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
-        let inputs = [videoInput, audioInput]
-        let tracks = [plan.video, plan.audio]
-        for (index, track) in tracks.enumerated() {
-            _ = try muxer.addStream(
-                copying: inputs[index].plannedStream(track.streamIndex, kind: index == 0 ? .video : .audio),
-                codecTag: track.codecTag,
-                rotation: index == 0 ? plan.rotation.degrees : nil,
-                tags: plan.metadata.streamTags)
+        _ = try muxer.addStream(
+            copying: videoInput.plannedStream(plan.video.streamIndex, kind: .video), codecTag: plan.video.codecTag,
+            rotation: plan.rotation.degrees, tags: plan.metadata.streamTags)
+        let audioSource: any PacketSource
+        let audioStream = try audioInput.plannedStream(plan.audio.streamIndex, kind: .audio)
+        if let encoding = plan.audio.encoding {
+            let encoded = try EncodedAudioReader(
+                track: plan.audio, encoding: encoding, end: plan.end, output: plan.outputPath,
+                globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
+            _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: audioStream, tags: plan.metadata.streamTags)
+            audioSource = encoded
+        } else {
+            _ = try muxer.addStream(copying: audioStream, codecTag: plan.audio.codecTag, rotation: nil, tags: plan.metadata.streamTags)
+            audioSource = try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end)
         }
         try muxer.open(options: headerOptions())
         if let observing {
@@ -90,10 +96,7 @@ final class Remuxer {
             }
         }
 
-        let readers = [
-            try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end),
-            try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end),
-        ]
+        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end), audioSource]
         var written = [Written(), Written()]
         try pump(readers: readers, into: muxer, written: &written)
         try readers[0].checkComplete(declaredPackets: plan.video.sampleCount)
@@ -121,7 +124,7 @@ final class Remuxer {
     /// Alternates between the tracks one interleave window at a time, so that
     /// each track's samples sit in large chunks and the moov stays small. One
     /// packet of lookahead per track tells which packet is the last.
-    private func pump(readers: [TrackReader], into muxer: MuxerHandle, written: inout [Written]) throws {
+    private func pump(readers: [any PacketSource], into muxer: MuxerHandle, written: inout [Written]) throws {
         let windowSeconds = plan.interleaveWindow.seconds
         var current = try readers.map { try $0.next() }
         var windowEnd = windowSeconds
@@ -222,7 +225,7 @@ final class Remuxer {
             return MergeReport.Track(
                 source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
                 start: planned.sourceStart, duration: plan.end - planned.sourceStart,
-                packets: written[index].packets, bytes: written[index].bytes)
+                packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
         }
         return MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,

@@ -1,54 +1,9 @@
 import MediaMuxBase
-import MediaMuxCore
-internal import CFFmpeg
-internal import CFFmpegScale
-
-/// One encoder: owns its AVCodecContext from allocation to deinit, so a
-/// failure while setting it up frees it too.
-final class EncoderHandle {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let codec: UnsafePointer<AVCodec>
-    let path: String
-    private let packet: PacketBuffer
-
-    init(codec: UnsafePointer<AVCodec>, path: String) throws {
-        self.codec = codec
-        self.path = path
-        packet = try PacketBuffer()
-        guard let made = avcodec_alloc_context3(codec) else {
-            throw MediaMuxError.outOfMemory("allocating an encoder", path: path)
-        }
-        context = made
-    }
-
-    deinit {
-        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomed)
-    }
-
-    /// Opens the encoder with private options; returns FFmpeg's code.
-    func open(options: [(String, String)] = []) -> Int32 {
-        var dictionary: OpaquePointer?
-        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
-        defer { av_dict_free(&dictionary) }
-        return avcodec_open2(context, codec, &dictionary)
-    }
-
-    /// Encodes a frame (nil: the end) and hands every packet ready to `write`.
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?, what: String, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try ffmpegCheck(avcodec_send_frame(context, frame), "encoding \(what)", path: path)
-        while true {
-            let code = avcodec_receive_packet(context, packet.pointer)
-            if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
-            try ffmpegCheck(code, "encoding \(what)", path: path)
-            try write(packet.pointer)
-            av_packet_unref(packet.pointer)
-        }
-    }
-}
+package import CFFmpeg
+internal import CFFmpegResample
 
 /// An audio frame of `samples` samples in `format`, with buffers.
-func makeAudioFrame(
+package func makeAudioFrame(
     samples: Int32, format: AVSampleFormat, layout: UnsafePointer<AVChannelLayout>, rate: Int32, path: String
 ) throws -> FrameBuffer {
     let frame = try FrameBuffer()
@@ -61,7 +16,7 @@ func makeAudioFrame(
 }
 
 /// Planar pointers of a frame, as the audio APIs take them.
-func planePointers(_ frame: FrameBuffer, offset samples: Int = 0, bytesPerSample: Int = 0) -> [UnsafeMutableRawPointer?] {
+package func planePointers(_ frame: FrameBuffer, offset samples: Int = 0, bytesPerSample: Int = 0) -> [UnsafeMutableRawPointer?] {
     let data = frame.pointer.pointee.data
     return [data.0, data.1, data.2, data.3, data.4, data.5, data.6, data.7].map { plane in
         plane.map { UnsafeMutableRawPointer($0) + samples * bytesPerSample }
@@ -72,7 +27,7 @@ func planePointers(_ frame: FrameBuffer, offset samples: Int = 0, bytesPerSample
 /// themselves: a stream whose layout, format or rate changes midway (ADTS
 /// and MPEG-TS can; HE-AAC's decoder reports more than its container) gets
 /// a new conversion from that frame on.
-final class Resampler {
+package final class Resampler {
     private var context: OpaquePointer?
     private var output: AVChannelLayout
     private let format: AVSampleFormat
@@ -80,7 +35,7 @@ final class Resampler {
     private let path: String
     private var input: (format: Int32, rate: Int32, channels: Int32, order: UInt32, mask: UInt64)?
 
-    init(layout: UnsafePointer<AVChannelLayout>, format: AVSampleFormat, rate: Int32, path: String) throws {
+    package init(layout: UnsafePointer<AVChannelLayout>, format: AVSampleFormat, rate: Int32, path: String) throws {
         output = AVChannelLayout()
         self.format = format
         self.rate = rate
@@ -95,7 +50,7 @@ final class Resampler {
 
     /// Converts `frame` into a new frame of the output format (which may hold
     /// no samples while the resampler fills its delay).
-    func convert(_ frame: FrameBuffer) throws -> FrameBuffer {
+    package func convert(_ frame: FrameBuffer) throws -> FrameBuffer {
         let f = frame.pointer
         if f.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC {
             // Unnamed channels: call them the usual layout for their number.
@@ -115,7 +70,7 @@ final class Resampler {
     }
 
     /// What the resampler still holds, at the end.
-    func flush() throws -> FrameBuffer? {
+    package func flush() throws -> FrameBuffer? {
         guard context != nil else { return nil }
         let out = try outputFrame(capacity: swr_get_out_samples(context, 0))
         try ffmpegCheck(swr_convert_frame(context, out.pointer, nil), "resampling audio", path: path)
@@ -141,11 +96,11 @@ final class Resampler {
 }
 
 /// An AVAudioFifo of planar samples.
-final class SampleQueue {
+package final class SampleQueue {
     private let fifo: OpaquePointer
     private let path: String
 
-    init(format: AVSampleFormat, channels: Int32, path: String) throws {
+    package init(format: AVSampleFormat, channels: Int32, path: String) throws {
         self.path = path
         guard let made = av_audio_fifo_alloc(format, channels, 4096) else {
             throw MediaMuxError.outOfMemory("allocating audio", path: path)
@@ -155,10 +110,10 @@ final class SampleQueue {
 
     deinit { av_audio_fifo_free(fifo) }
 
-    var count: Int { Int(av_audio_fifo_size(fifo)) }
+    package var count: Int { Int(av_audio_fifo_size(fifo)) }
 
     /// Queues `samples` samples of `frame` from `offset` on.
-    func append(_ frame: FrameBuffer, from offset: Int, samples: Int32, bytesPerSample: Int) throws {
+    package func append(_ frame: FrameBuffer, from offset: Int, samples: Int32, bytesPerSample: Int) throws {
         guard samples > 0 else { return }
         var planes = planePointers(frame, offset: offset, bytesPerSample: bytesPerSample)
         let written = planes.withUnsafeMutableBufferPointer { av_audio_fifo_write(fifo, $0.baseAddress, samples) }
@@ -166,7 +121,7 @@ final class SampleQueue {
     }
 
     /// Moves `samples` samples into `frame`, whose buffers hold that many.
-    func take(_ samples: Int32, into frame: FrameBuffer) throws {
+    package func take(_ samples: Int32, into frame: FrameBuffer) throws {
         var planes = planePointers(frame)
         let read = planes.withUnsafeMutableBufferPointer { av_audio_fifo_read(fifo, $0.baseAddress, samples) }
         try ffmpegCheck(read, "queueing audio", path: path)

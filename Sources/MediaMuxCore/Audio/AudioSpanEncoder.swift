@@ -1,0 +1,181 @@
+import MediaMuxBase
+package import CFFmpeg
+
+/// One span of an audio stream, encoded AAC to the sample: decoded from its
+/// own reader of the input, resampled to the encoder's rate and channel
+/// layout (libswresample's standard matrices for down- and upmixing), cut to
+/// the span, encoded. Output sample 0 is the source's sample at `zero` on
+/// the source's own timeline; a source that starts after it gets silence
+/// first. Used for merged soundtracks and for preview clips.
+package final class AudioSpanEncoder {
+    package struct Settings: Sendable, Equatable {
+        package var sampleRate: Int
+        package var channels: Int
+        package var bitRate: Int
+
+        package init(sampleRate: Int, channels: Int, bitRate: Int) {
+            self.sampleRate = sampleRate
+            self.channels = channels
+            self.bitRate = bitRate
+        }
+    }
+
+    private let input: String
+    private let output: String
+    private let demuxer: DemuxerHandle
+    private let decoder: DecoderHandle
+    private let encoder: EncoderHandle
+    private let resampler: Resampler
+    private let queue: SampleQueue
+    private let packet: PacketBuffer
+    private let decoded: FrameBuffer
+    private let cancellation: CancellationFlag
+    private let streamIndex: Int
+    private let timeBase: AVRational
+    private let zero: MediaTime
+    private let rate: Int32
+    private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
+    /// The span's length in samples.
+    package let totalSamples: Int64
+    /// Where the resampled output begins on the span's timeline, in samples (from the first frame).
+    private var firstSample: Int64?
+    private var resampled: Int64 = 0
+    private var queued: Int64 = 0
+    private var encodedSamples: Int64 = 0
+    private var inputDone = false
+
+    /// The encoder, for the muxer's stream parameters.
+    package var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+    /// Samples of the source in the span (silence not counted).
+    package private(set) var sourceSamples: Int64 = 0
+
+    /// - Parameters:
+    ///   - zero: the time on the source's timeline (its stream's timestamps) of output sample 0.
+    ///   - samples: the span's length in samples at the encoded rate.
+    ///   - output: the file written, named by encoder errors.
+    package init(
+        input: String, streamIndex: Int, zero: MediaTime, samples: Int64, settings: Settings, output: String,
+        globalHeaders: Bool, cancellation: CancellationFlag
+    ) throws {
+        self.input = input
+        self.output = output
+        self.cancellation = cancellation
+        self.zero = zero
+        self.streamIndex = streamIndex
+        rate = Int32(settings.sampleRate)
+        totalSamples = samples
+        demuxer = try DemuxerHandle(path: input, cancellation: cancellation)
+        let stream = try demuxer.plannedStream(streamIndex, kind: .audio)
+        timeBase = stream.pointee.time_base
+        demuxer.keepOnly(streamIndex)
+        decoder = try DecoderHandle(stream: stream, path: input, threads: 1)
+        packet = try PacketBuffer()
+        decoded = try FrameBuffer()
+
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
+        }
+        encoder = try EncoderHandle(codec: codec, path: output)
+        let made = encoder.context
+        made.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        made.pointee.sample_rate = rate
+        av_channel_layout_default(&made.pointee.ch_layout, Int32(settings.channels))
+        made.pointee.bit_rate = Int64(settings.bitRate)
+        made.pointee.time_base = AVRational(num: 1, den: rate)
+        if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        try ffmpegCheck(encoder.open(), "opening the AAC encoder", path: output)
+        resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: input)
+        queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(settings.channels), path: input)
+
+        // Start a little before the span: every audio packet is a keyframe, but
+        // the first frame decoded after a seek lacks the overlap of the one
+        // before it (MDCT codecs), so that frame falls before the span and is cut.
+        let preRoll = MediaTime(value: 1, timescale: 4)
+        if zero > preRoll {
+            let target = (zero - preRoll).ticks(in: timeBase, rounding: .down)
+            _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
+        }
+    }
+
+    /// Encodes the span up to output sample `sample` (all of it for nil),
+    /// handing each packet to `write` in the encoder's time base.
+    package func encode(until sample: Int64?, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let wanted = min(totalSamples, max(0, sample ?? totalSamples))
+        while !inputDone && encodedSamples + Int64(queue.count) < wanted {
+            try readMore()
+        }
+        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
+        while queue.count >= frameSize {
+            try encodeChunk(Int32(frameSize), write: write)
+        }
+    }
+
+    /// Encodes what is queued and drains the encoder. With `padding`, a
+    /// source that ended early is followed by silence up to the span's end.
+    package func finish(padding: Bool = false, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try encode(until: nil, write: write)
+        if padding, queued < totalSamples { try queueSilence(Int32(clamping: totalSamples - queued)) }
+        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
+        while queue.count > 0 {
+            try encodeChunk(Int32(min(queue.count, frameSize)), write: write)
+        }
+        try encoder.encode(nil, what: "audio", write: write)
+    }
+
+    /// Decodes one packet's worth and queues its samples that fall inside the span.
+    private func readMore() throws {
+        if cancellation.isRaised { throw MediaMuxError.cancelled(path: input) }
+        switch try decoder.receive(into: decoded) {
+        case .frame:
+            if firstSample == nil {
+                let timestamp = decoded.timestamp ?? 0
+                firstSample = (MediaTime(ticks: timestamp, in: timeBase) - zero).ticks(of: MediaTime(value: 1, timescale: Int64(rate)), rounding: .nearest)
+            }
+            try keep(resampler.convert(decoded))
+        case .finished:
+            if let rest = try resampler.flush() { try keep(rest) }
+            inputDone = true
+        case .needsInput:
+            if try demuxer.read(into: packet, of: streamIndex) {
+                _ = try decoder.send(packet.pointer)
+            } else {
+                _ = try decoder.send(nil)
+            }
+        }
+    }
+
+    /// Queues the part of a resampled frame that lies inside the span.
+    private func keep(_ frame: FrameBuffer) throws {
+        let count = Int64(frame.pointer.pointee.nb_samples)
+        let position = (firstSample ?? 0) + resampled
+        resampled += count
+        let from = max(position, 0)
+        let end = min(position + count, totalSamples)
+        if end >= totalSamples { inputDone = true }
+        guard end > from else { return }
+        if queued == 0 && from > 0 {
+            try queueSilence(Int32(clamping: min(from, totalSamples)))
+        }
+        try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
+        queued += end - from
+        sourceSamples += end - from
+    }
+
+    private func queueSilence(_ samples: Int32) throws {
+        guard samples > 0 else { return }
+        let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: input)
+        try ffmpegCheck(
+            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.context.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
+            "allocating audio", path: input)
+        try queue.append(silence, from: 0, samples: samples, bytesPerSample: bytesPerSample)
+        queued += Int64(samples)
+    }
+
+    private func encodeChunk(_ samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: output)
+        try queue.take(samples, into: frame)
+        frame.pointer.pointee.pts = encodedSamples
+        encodedSamples += Int64(samples)
+        try encoder.encode(frame.pointer, what: "audio", write: write)
+    }
+}

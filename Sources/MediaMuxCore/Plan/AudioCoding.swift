@@ -1,0 +1,109 @@
+import MediaMuxBase
+
+/// Pure: whether the soundtrack is copied or encoded, and how.
+extension MergePlanner {
+    /// The sample rates AAC signals by index (ISO 14496-3, 1.6.3.4) that
+    /// FFmpeg's encoder takes.
+    package static let aacSampleRates = [96_000, 88_200, 64_000, 48_000, 44_100, 32_000, 24_000, 22_050, 16_000, 12_000, 11_025, 8_000]
+    /// Channel counts with a standard AAC channel configuration that FFmpeg's
+    /// encoder writes (mono, stereo, 3.0, 4.0, 5.0, 5.1, 7.1).
+    package static let aacChannelCounts = [1, 2, 3, 4, 5, 6, 8]
+    /// Codecs FFmpeg's muxer writes into MP4/MOV but that players do not read
+    /// there: Vorbis gets a private object type in MP4 (0xDD) and none in MOV.
+    package static let unplayableInContainer: Set<String> = ["vorbis"]
+
+    /// nil: copy the stream as it is. Otherwise the encoding, with the reason.
+    package func audioEncoding(
+        for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, output: String
+    ) throws -> AudioEncoding? {
+        let refusal = copyRefusal(stream.codec, container)
+        if let rate = options.sampleRate, !Self.aacSampleRates.contains(rate) {
+            throw MediaMuxError.invalidOption(
+                "\(output): AAC cannot be encoded at \(rate) Hz; choose one of \(Self.aacSampleRates.reversed().map(String.init).joined(separator: ", "))")
+        }
+        if let channels = options.channels, !Self.aacChannelCounts.contains(channels) {
+            throw MediaMuxError.invalidOption(
+                "\(output): AAC cannot be encoded with \(channels) channels; choose 1-6 or 8")
+        }
+        let changes = [
+            options.sampleRate.flatMap { $0 != stream.sampleRate ? "resampled to \($0) Hz" : nil },
+            options.channels.flatMap { $0 != stream.channels ? "mixed to " + Self.channelWord($0) : nil },
+            options.bitRate.map { "\($0 / 1000) kb/s asked for" },
+        ].compactMap { $0 }
+
+        let reason: String
+        switch options.codec {
+        case .copy:
+            if refusal != nil {
+                throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+            }
+            if let change = changes.first {
+                throw MediaMuxError.invalidOption("\(output): the audio cannot be copied and \(change) at once")
+            }
+            return nil
+        case .aac:
+            reason = "AAC asked for"
+        case .automatic:
+            if let refusal {
+                reason = refusal
+            } else if !changes.isEmpty {
+                reason = changes.joined(separator: ", ")
+            } else {
+                return nil
+            }
+        }
+
+        let rate = options.sampleRate ?? Self.encodedSampleRate(for: stream.sampleRate)
+        let channels = options.channels ?? Self.encodedChannels(for: stream.channels)
+        // FFmpeg's encoder spends at most 6144 bits a channel on one frame of 1024 samples.
+        let ceiling = channels * rate * 6
+        let bitRate = options.bitRate ?? min(Self.defaultBitRate(channels: channels), ceiling)
+        guard bitRate >= 8_000 && bitRate <= ceiling else {
+            throw MediaMuxError.invalidOption(
+                "\(output): an AAC bit rate of \(bitRate / 1000) kb/s is out of range for \(channels) channels at \(rate) Hz (8-\(ceiling / 1000) kb/s)")
+        }
+        return AudioEncoding(
+            codec: "aac", sourceCodec: stream.codec, bitRate: bitRate, sampleRate: rate, channels: channels,
+            sourceSampleRate: stream.sampleRate, sourceChannels: stream.channels, reason: reason)
+    }
+
+    /// Why the container cannot take the codec as it is, or nil when it can.
+    private func copyRefusal(_ codec: String, _ container: MergePlan.Container) -> String? {
+        let name = container.rawValue.uppercased()
+        if Self.unplayableInContainer.contains(codec) { return "players do not read \(Self.displayName(codec)) in \(name)" }
+        return canStore(codec, container) ? nil : "\(name) cannot carry \(Self.displayName(codec))"
+    }
+
+    /// The source's rate where AAC has it, up to 48 kHz; otherwise the
+    /// lowest AAC rate above it, and 48 kHz above that.
+    package static func encodedSampleRate(for source: Int?) -> Int {
+        guard let source, source > 0 else { return 48_000 }
+        if source >= 48_000 { return 48_000 }
+        return aacSampleRates.filter { $0 >= source }.min() ?? 48_000
+    }
+
+    /// The source's count where AAC has a configuration for it: 7 becomes 5.1,
+    /// more than 8 become 7.1.
+    package static func encodedChannels(for source: Int?) -> Int {
+        guard let source, source > 0 else { return 2 }
+        if aacChannelCounts.contains(source) { return source }
+        return source == 7 ? 6 : 8
+    }
+
+    /// 96 kb/s a channel for mono and stereo, 64 kb/s a channel beyond (at
+    /// low sample rates no more than the encoder can spend).
+    package static func defaultBitRate(channels: Int) -> Int {
+        channels <= 2 ? 96_000 * channels : 64_000 * channels
+    }
+
+    static func channelWord(_ count: Int) -> String {
+        count == 1 ? "mono" : count == 2 ? "stereo" : "\(count) channels"
+    }
+
+    /// How users know a codec: "FLAC", "PCM", "Vorbis".
+    static func displayName(_ codec: String) -> String {
+        if codec.hasPrefix("pcm_") { return "PCM" }
+        let names = ["vorbis": "Vorbis", "opus": "Opus", "truehd": "TrueHD", "flac": "FLAC", "alac": "ALAC", "wmav2": "WMA"]
+        return names[codec] ?? codec.uppercased()
+    }
+}

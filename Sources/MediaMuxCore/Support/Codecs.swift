@@ -1,0 +1,135 @@
+import MediaMuxBase
+package import CFFmpeg
+
+/// One AVFrame, reused or handed between owners by swapping.
+package final class FrameBuffer {
+    package let pointer: UnsafeMutablePointer<AVFrame>
+
+    package init() throws {
+        guard let frame = av_frame_alloc() else {
+            throw MediaMuxError.outOfMemory("allocating a frame", path: "-")
+        }
+        pointer = frame
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&doomed)
+    }
+
+    /// The presentation time of a decoded frame, in stream ticks: its own
+    /// packet's, which the decoder carries through. FFmpeg's best-effort
+    /// guess is only for packets without one: it switches to decode times
+    /// once presentation times go backwards, as they do where an iPhone's
+    /// first IDR picture is presented after the pictures that follow it,
+    /// and then labels every later picture with another's time.
+    package var timestamp: Int64? {
+        let own = pointer.pointee.pts
+        if own != noTimestamp { return own }
+        let guess = pointer.pointee.best_effort_timestamp
+        return guess == noTimestamp ? nil : guess
+    }
+}
+
+/// One decoder: owns the AVCodecContext opened for a stream.
+package final class DecoderHandle {
+    package let context: UnsafeMutablePointer<AVCodecContext>
+    package let path: String
+
+    package init(stream: UnsafeMutablePointer<AVStream>, path: String, threads: Int = 0) throws {
+        self.path = path
+        let parameters = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
+            throw MediaMuxError.notMedia(path: path, detail: "no decoder for \(name) in this FFmpeg")
+        }
+        guard let fresh = avcodec_alloc_context3(codec) else {
+            throw MediaMuxError.outOfMemory("allocating a decoder", path: path)
+        }
+        context = fresh
+        // From here on a throw runs deinit, which frees the context.
+        try ffmpegCheck(avcodec_parameters_to_context(context, parameters), "setting up the decoder", path: path)
+        context.pointee.pkt_timebase = stream.pointee.time_base
+        context.pointee.thread_count = Int32(threads)
+        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        try ffmpegCheck(avcodec_open2(context, codec, nil), "opening the decoder", path: path)
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&doomed)
+    }
+
+    package enum Output { case frame, needsInput, finished }
+
+    /// Hands a packet to the decoder (nil: the end of the stream). False when
+    /// the decoder has frames to give first.
+    package func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
+        let code = avcodec_send_packet(context, packet)
+        if code == CFFmpeg_AVERROR_EAGAIN() { return false }
+        if code == CFFmpeg_AVERROR_EOF() { return true }
+        // A damaged packet is the decoder's business; frames that decode still count.
+        if code == CFFmpeg_AVERROR_INVALIDDATA() { return true }
+        try ffmpegCheck(code, "decoding", path: path)
+        return true
+    }
+
+    package func receive(into frame: FrameBuffer) throws -> Output {
+        while true {
+            let code = avcodec_receive_frame(context, frame.pointer)
+            if code == CFFmpeg_AVERROR_EAGAIN() { return .needsInput }
+            if code == CFFmpeg_AVERROR_EOF() { return .finished }
+            // A damaged frame (reported here with frame threads) is passed over, as from send().
+            if code == CFFmpeg_AVERROR_INVALIDDATA() { continue }
+            try ffmpegCheck(code, "decoding", path: path)
+            return .frame
+        }
+    }
+
+    /// Forgets everything buffered, after a seek.
+    package func flush() { avcodec_flush_buffers(context) }
+}
+
+/// One encoder: owns its AVCodecContext from allocation to deinit, so a
+/// failure while setting it up frees it too.
+package final class EncoderHandle {
+    package let context: UnsafeMutablePointer<AVCodecContext>
+    package let codec: UnsafePointer<AVCodec>
+    package let path: String
+    private let packet: PacketBuffer
+
+    package init(codec: UnsafePointer<AVCodec>, path: String) throws {
+        self.codec = codec
+        self.path = path
+        packet = try PacketBuffer()
+        guard let made = avcodec_alloc_context3(codec) else {
+            throw MediaMuxError.outOfMemory("allocating an encoder", path: path)
+        }
+        context = made
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&doomed)
+    }
+
+    /// Opens the encoder with private options; returns FFmpeg's code.
+    package func open(options: [(String, String)] = []) -> Int32 {
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        return avcodec_open2(context, codec, &dictionary)
+    }
+
+    /// Encodes a frame (nil: the end) and hands every packet ready to `write`.
+    package func encode(_ frame: UnsafeMutablePointer<AVFrame>?, what: String, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try ffmpegCheck(avcodec_send_frame(context, frame), "encoding \(what)", path: path)
+        while true {
+            let code = avcodec_receive_packet(context, packet.pointer)
+            if code == CFFmpeg_AVERROR_EAGAIN() || code == CFFmpeg_AVERROR_EOF() { return }
+            try ffmpegCheck(code, "encoding \(what)", path: path)
+            try write(packet.pointer)
+            av_packet_unref(packet.pointer)
+        }
+    }
+}

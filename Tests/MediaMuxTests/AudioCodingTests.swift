@@ -1,0 +1,136 @@
+import Testing
+import MediaMuxBase
+@testable import MediaMuxCore
+
+/// The planner's copy-or-encode decision for the soundtrack, every
+/// combination, with FFmpeg's own muxer facts (`muxerAccepts`) and no media.
+struct AudioCodingTests {
+    static func audio(_ codec: String, rate: Int = 48000, channels: Int = 2) -> StreamInfo {
+        StreamInfo(
+            index: 0, kind: .audio, codec: codec, timeBase: MediaTime(value: 1, timescale: Int64(rate)),
+            start: .zero(), end: MediaTime(value: 3, timescale: 1), sampleRate: rate, channels: channels)
+    }
+
+    let planner = MergePlanner(canStore: muxerAccepts)
+
+    func decide(_ codec: String, _ container: MergePlan.Container, _ options: AudioOptions = AudioOptions(), rate: Int = 48000, channels: Int = 2) throws -> AudioEncoding? {
+        try planner.audioEncoding(for: Self.audio(codec, rate: rate, channels: channels), in: container, options: options, output: "o.\(container.rawValue)")
+    }
+
+    struct Automatic: Sendable, CustomTestStringConvertible {
+        var codec: String
+        var container: MergePlan.Container
+        /// nil: copied.
+        var reason: String?
+        var testDescription: String { "\(codec) in \(container.rawValue)" }
+    }
+
+    @Test(arguments: [
+        Automatic(codec: "aac", container: .mp4, reason: nil),
+        Automatic(codec: "aac", container: .mov, reason: nil),
+        Automatic(codec: "mp3", container: .mp4, reason: nil),
+        Automatic(codec: "alac", container: .mp4, reason: nil),
+        Automatic(codec: "ac3", container: .mp4, reason: nil),
+        Automatic(codec: "opus", container: .mp4, reason: nil),
+        Automatic(codec: "opus", container: .mov, reason: "MOV cannot carry Opus"),
+        Automatic(codec: "pcm_s16le", container: .mp4, reason: "MP4 cannot carry PCM"),
+        Automatic(codec: "pcm_s24le", container: .mp4, reason: "MP4 cannot carry PCM"),
+        Automatic(codec: "pcm_s16le", container: .mov, reason: nil),
+        Automatic(codec: "pcm_s24be", container: .mov, reason: nil),
+        Automatic(codec: "flac", container: .mp4, reason: "MP4 cannot carry FLAC"),
+        Automatic(codec: "flac", container: .mov, reason: "MOV cannot carry FLAC"),
+        Automatic(codec: "truehd", container: .mp4, reason: "MP4 cannot carry TrueHD"),
+        Automatic(codec: "vorbis", container: .mp4, reason: "players do not read Vorbis in MP4"),
+        Automatic(codec: "vorbis", container: .mov, reason: "players do not read Vorbis in MOV"),
+        Automatic(codec: "wmav2", container: .mp4, reason: "MP4 cannot carry WMA"),
+    ])
+    func copiedWhenTheContainerCarriesIt(_ example: Automatic) throws {
+        let encoding = try decide(example.codec, example.container)
+        #expect(encoding?.reason == example.reason)
+        if let encoding {
+            #expect(encoding.codec == "aac" && encoding.sourceCodec == example.codec)
+            #expect(encoding.sampleRate == 48000 && encoding.channels == 2 && encoding.bitRate == 192_000)
+        }
+    }
+
+    @Test func askingForChangesEncodes() throws {
+        #expect(try decide("aac", .mp4, AudioOptions(codec: .aac))?.reason == "AAC asked for")
+        #expect(try decide("aac", .mp4, AudioOptions(bitRate: 128_000))?.reason == "128 kb/s asked for")
+        #expect(try decide("aac", .mp4, AudioOptions(sampleRate: 44100))?.reason == "resampled to 44100 Hz")
+        #expect(try decide("aac", .mp4, AudioOptions(channels: 1))?.reason == "mixed to mono")
+        #expect(try decide("aac", .mp4, AudioOptions(sampleRate: 44100, channels: 1))?.reason == "resampled to 44100 Hz, mixed to mono")
+        // What the stream already is changes nothing.
+        #expect(try decide("aac", .mp4, AudioOptions(sampleRate: 48000, channels: 2)) == nil)
+        #expect(try decide("aac", .mp4, AudioOptions(codec: .copy, sampleRate: 48000, channels: 2)) == nil)
+        // The container's refusal is the reason even when changes are asked for too.
+        #expect(try decide("flac", .mp4, AudioOptions(bitRate: 256_000))?.reason == "MP4 cannot carry FLAC")
+        let asked = try #require(try decide("flac", .mp4, AudioOptions(bitRate: 128_000, sampleRate: 32000, channels: 1)))
+        #expect(asked.bitRate == 128_000 && asked.sampleRate == 32000 && asked.channels == 1)
+    }
+
+    @Test func copyingWhatCannotBeCopiedIsAnError() {
+        #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "flac", container: "mp4", path: "o.mp4")) {
+            try decide("flac", .mp4, AudioOptions(codec: .copy))
+        }
+        #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "vorbis", container: "mp4", path: "o.mp4")) {
+            try decide("vorbis", .mp4, AudioOptions(codec: .copy))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and resampled to 44100 Hz at once")) {
+            try decide("aac", .mp4, AudioOptions(codec: .copy, sampleRate: 44100))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and 96 kb/s asked for at once")) {
+            try decide("aac", .mp4, AudioOptions(codec: .copy, bitRate: 96_000))
+        }
+    }
+
+    @Test func settingsOutOfRange() throws {
+        #expect(throws: MediaMuxError.self) { try decide("flac", .mp4, AudioOptions(sampleRate: 44000)) }
+        #expect(throws: MediaMuxError.self) { try decide("flac", .mp4, AudioOptions(channels: 7)) }
+        #expect(throws: MediaMuxError.self) { try decide("flac", .mp4, AudioOptions(channels: 0)) }
+        #expect(throws: MediaMuxError.self) { try decide("flac", .mp4, AudioOptions(bitRate: 4_000)) }
+        // 6 bits a sample a channel is the encoder's ceiling: 288 kb/s for mono at 48 kHz.
+        #expect(throws: MediaMuxError.self) { try decide("flac", .mp4, AudioOptions(bitRate: 300_000, channels: 1)) }
+        #expect(try decide("flac", .mp4, AudioOptions(bitRate: 288_000, channels: 1))?.bitRate == 288_000)
+    }
+
+    @Test(arguments: [
+        (96000, 48000), (192_000, 48000), (48000, 48000), (44100, 44100), (22050, 22050), (8000, 8000),
+        (37800, 44100), (47250, 48000), (6000, 8000), (11025, 11025),
+    ])
+    func defaultSampleRate(source: Int, encoded: Int) throws {
+        #expect(MergePlanner.encodedSampleRate(for: source) == encoded)
+        let encoding = try #require(try decide("flac", .mp4, rate: source))
+        #expect(encoding.sampleRate == encoded)
+        // The default bit rate, within what the encoder can spend at that rate (6 bits a sample a channel).
+        #expect(encoding.bitRate == min(192_000, encoded * 2 * 6))
+    }
+
+    @Test(arguments: [(1, 1, 96_000), (2, 2, 192_000), (3, 3, 192_000), (6, 6, 384_000), (7, 6, 384_000), (8, 8, 512_000), (16, 8, 512_000)])
+    func defaultChannelsAndBitRate(source: Int, channels: Int, bitRate: Int) throws {
+        let encoding = try #require(try decide("flac", .mp4, channels: source))
+        #expect(encoding.channels == channels && encoding.bitRate == bitRate)
+    }
+
+    @Test func summarySaysWhatChanged() {
+        let same = AudioEncoding(codec: "aac", sourceCodec: "flac", bitRate: 192_000, sampleRate: 44100, channels: 2, sourceSampleRate: 44100, sourceChannels: 2, reason: "MP4 cannot carry FLAC")
+        #expect(same.summary == "flac -> aac 192 kb/s (MP4 cannot carry FLAC)")
+        let changed = AudioEncoding(codec: "aac", sourceCodec: "pcm_s24le", bitRate: 384_000, sampleRate: 48000, channels: 6, sourceSampleRate: 96000, sourceChannels: 7, reason: "MP4 cannot carry PCM")
+        #expect(changed.summary == "pcm_s24le -> aac 384 kb/s, 96000 -> 48000 Hz, 7 -> 6 channels (MP4 cannot carry PCM)")
+    }
+
+    /// The planned track of an encoded soundtrack: the encoder's time base,
+    /// none of the source's sample-entry boxes.
+    @Test func plannedTrack() throws {
+        let video = PlannerTests.phoneVideo
+        let take = PlannerTests.info("take.wav", [Self.audio("pcm_s24le", rate: 96000)])
+        let plan = try planner.plan(video: video, audio: take, output: "o.mp4", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
+        let encoding = try #require(plan.audio.encoding)
+        #expect(encoding.summary == "pcm_s24le -> aac 192 kb/s, 96000 -> 48000 Hz (MP4 cannot carry PCM)")
+        #expect(plan.audio.codec == "aac" && plan.audio.codecTag == nil && plan.audio.sampleEntry == nil && plan.audio.trackBoxes == nil)
+        #expect(plan.audio.timeBase == MediaTime(value: 1, timescale: 48000))
+        // 3 s: 144,000 samples, 140 whole frames of 1024 and room for the rest, the priming and the flush.
+        #expect(plan.audio.sampleCount == 143)
+        let copied = try planner.plan(video: video, audio: take, output: "o.mov", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
+        #expect(copied.audio.encoding == nil && copied.audio.codec == "pcm_s24le")
+    }
+}
