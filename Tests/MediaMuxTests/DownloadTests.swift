@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOPosix
+import NIOSSL
 import Synchronization
 import Testing
 @testable import MediaMux
@@ -50,8 +51,10 @@ struct DownloadTests {
             maximumAttempts: attempts, retryDelay: .milliseconds(20))
     }
 
-    static func withServer(_ body: (TestHTTPServer, TemporaryFolder) async throws -> Void) async throws {
-        let server = try await TestHTTPServer.start()
+    static func withServer(
+        tls: (certificate: String, key: String)? = nil, _ body: (TestHTTPServer, TemporaryFolder) async throws -> Void
+    ) async throws {
+        let server = try await TestHTTPServer.start(tls: tls)
         let folder = try TemporaryFolder()
         do {
             try await body(server, folder)
@@ -488,6 +491,59 @@ struct DownloadTests {
             #expect(server.allRequests.isEmpty)
             try Self.expectNothingKept(folder)
         }
+    }
+
+    /// A certificate no trusted authority signed: one attempt, said in words.
+    /// Then the same server with its authority trusted (through the caller's
+    /// own HTTPClient): the download succeeds over TLS.
+    @Test func untrustedCertificateSaysSo() async throws {
+        try await Self.withServer(tls: (TestCertificates.loopback, TestCertificates.loopbackKey)) { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            #expect(url.hasPrefix("https://127.0.0.1:"))
+            let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
+            #expect(error as? MediaMuxError == .network(url: url, reason: "TLS failed: the server's certificate is not trusted"))
+            #expect(server.allRequests.isEmpty)
+            try Self.expectNothingKept(folder)
+
+            try await Self.withClient(trusting: TestCertificates.authority) { client in
+                let result = try await MuxEngine(httpClient: client).download(url, options: Self.options(folder))
+                #expect(try Array(Data(contentsOf: URL(fileURLWithPath: result.path))) == Self.small)
+            }
+        }
+    }
+
+    /// A trusted certificate for another host name.
+    @Test func certificateForAnotherHostSaysSo() async throws {
+        try await Self.withServer(tls: (TestCertificates.otherHost, TestCertificates.otherHostKey)) { server, folder in
+            server.serve("/song.m4a", body: Self.small)
+            let url = server.url("/song.m4a")
+            try await Self.withClient(trusting: TestCertificates.authority) { client in
+                let error = await Self.failure { try await MuxEngine(httpClient: client).download(url, options: Self.options(folder)) }
+                #expect(error as? MediaMuxError == .network(url: url, reason: "TLS failed: the certificate is for another host name"))
+            }
+            #expect(server.allRequests.isEmpty)
+            try Self.expectNothingKept(folder)
+        }
+    }
+
+    /// An HTTPClient that trusts `authority` (PEM) and nothing else, shut down after `body`.
+    static func withClient(trusting authority: String, _ body: (HTTPClient) async throws -> Void) async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.utf8), format: .pem)])
+        var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = tls
+        // A caller's client keeps its own settings; AsyncHTTPClient's default
+        // would retry a failed handshake until its 10 s connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            try await body(client)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
     }
 
     /// A server that accepts the request and then says nothing for ten

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on SwiftNIO for download tests, bound only to
@@ -67,24 +68,33 @@ final class TestHTTPServer: Sendable {
     private let state: TestHTTPServerState
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
+    private let scheme: String
 
-    private init(port: Int, state: TestHTTPServerState, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+    private init(port: Int, state: TestHTTPServerState, group: MultiThreadedEventLoopGroup, channel: any Channel, scheme: String) {
         self.port = port
         self.state = state
         self.group = group
         self.channel = channel
+        self.scheme = scheme
     }
 
-    static func start() async throws -> TestHTTPServer {
+    /// - Parameter tls: the certificate and key to speak HTTPS with (PEM); plain HTTP without.
+    static func start(tls: (certificate: String, key: String)? = nil) async throws -> TestHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = TestHTTPServerState()
         do {
+            let context = try tls.map { tls in
+                try NIOSSLContext(configuration: .makeServerConfiguration(
+                    certificateChain: [.certificate(NIOSSLCertificate(bytes: Array(tls.certificate.utf8), format: .pem))],
+                    privateKey: .privateKey(NIOSSLPrivateKey(bytes: Array(tls.key.utf8), format: .pem))))
+            }
             let channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let context { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context)) }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(TestHTTPHandler(state: state))
                     }
@@ -95,14 +105,14 @@ final class TestHTTPServer: Sendable {
                 try? await channel.close()
                 throw ChannelError.unknownLocalAddress
             }
-            return TestHTTPServer(port: port, state: state, group: group, channel: channel)
+            return TestHTTPServer(port: port, state: state, group: group, channel: channel, scheme: tls == nil ? "http" : "https")
         } catch {
             try? await group.shutdownGracefully()
             throw error
         }
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
 
     func url(_ path: String) -> String {
         path.hasPrefix("/") ? baseURL + path : baseURL + "/" + path
