@@ -60,7 +60,9 @@ extension MuxEngine {
     }
 
     /// Merges the first video stream of `video` with the first audio stream of
-    /// `audio` into `output` by stream copy, ending where the shorter one ends.
+    /// `audio` into `output` by stream copy (the audio encoded AAC where the
+    /// output cannot carry it, or as `options.audio` asks), ending where the
+    /// shorter one ends.
     ///
     /// `audio` is a file, or an http(s) URL: then it is downloaded first
     /// (through the download cache unless `download.useCache` is false, when

@@ -4,7 +4,7 @@
 @_exported import MediaMuxPreview
 public import AsyncHTTPClient
 
-/// MediaMux as one: merging by stream copy (`MediaMuxCore`), previews
+/// MediaMux as one: merging by stream copy, audio encoded where it must be (`MediaMuxCore`), previews
 /// (`MediaMuxPreview`) and downloads (`MediaMuxDownload`), composed: a merge
 /// that also makes thumbnails in the same pass, a merge whose audio is a URL,
 /// downloads whose bodies FFmpeg checks. A package that needs only one part

@@ -2,7 +2,8 @@ import MediaMuxBase
 import Logging
 public import SystemPackage
 
-/// Probing, planning and merging by stream copy: the core, with no decoding
+/// Probing, planning and merging by stream copy, with the soundtrack
+/// encoded AAC when it cannot be copied: the core, with no pictures decoded
 /// and no network.
 ///
 /// - Threads: FFmpeg's calls block, so all work runs on the runtime's thread
@@ -44,7 +45,9 @@ public struct MergeEngine: Sendable {
     }
 
     /// Merges the first video stream of `video` with the first audio stream of
-    /// `audio` into `output` by stream copy, ending where the shorter one ends.
+    /// `audio` into `output` by stream copy (the audio encoded AAC where the
+    /// output cannot carry it, or as `options.audio` asks), ending where the
+    /// shorter one ends.
     /// The output appears under its name only once it is complete.
     public func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),

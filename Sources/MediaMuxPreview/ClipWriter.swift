@@ -52,7 +52,7 @@ final class ClipWriter {
             // starts after the clip does gets silence first, so that it starts
             // with the picture.
             let made = try AudioSpanEncoder(
-                input: plan.input, streamIndex: part.streamIndex, zero: plan.frames.zero + MediaTime(seconds: plan.start),
+                demuxer: DemuxerHandle(path: plan.input, cancellation: cancellation), streamIndex: part.streamIndex, zero: plan.frames.zero + MediaTime(seconds: plan.start),
                 samples: Int64((plan.duration * audioRate).rounded()),
                 settings: .init(sampleRate: part.sampleRate, channels: part.channels, bitRate: plan.audioBitRate),
                 output: plan.output, globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)

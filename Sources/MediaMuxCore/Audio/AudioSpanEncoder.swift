@@ -1,8 +1,8 @@
 import MediaMuxBase
 package import CFFmpeg
 
-/// One span of an audio stream, encoded AAC to the sample: decoded from its
-/// own reader of the input, resampled to the encoder's rate and channel
+/// One span of an audio stream, encoded AAC to the sample: decoded from a
+/// reader of the input given to it alone, resampled to the encoder's rate and channel
 /// layout (libswresample's standard matrices for down- and upmixing), cut to
 /// the span, encoded. Output sample 0 is the source's sample at `zero` on
 /// the source's own timeline; a source that starts after it gets silence
@@ -50,21 +50,22 @@ package final class AudioSpanEncoder {
     package private(set) var sourceSamples: Int64 = 0
 
     /// - Parameters:
+    ///   - demuxer: the input, which this reads from now on (it discards the other streams).
     ///   - zero: the time on the source's timeline (its stream's timestamps) of output sample 0.
     ///   - samples: the span's length in samples at the encoded rate.
     ///   - output: the file written, named by encoder errors.
     package init(
-        input: String, streamIndex: Int, zero: MediaTime, samples: Int64, settings: Settings, output: String,
+        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, settings: Settings, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
-        self.input = input
+        input = demuxer.path
         self.output = output
         self.cancellation = cancellation
         self.zero = zero
         self.streamIndex = streamIndex
         rate = Int32(settings.sampleRate)
         totalSamples = samples
-        demuxer = try DemuxerHandle(path: input, cancellation: cancellation)
+        self.demuxer = demuxer
         let stream = try demuxer.plannedStream(streamIndex, kind: .audio)
         timeBase = stream.pointee.time_base
         demuxer.keepOnly(streamIndex)

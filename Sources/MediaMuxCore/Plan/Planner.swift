@@ -185,7 +185,7 @@ package struct MergePlanner: Sendable {
         encoded.timeBase = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
         let samples = (end - track.sourceStart).ticks(of: encoded.timeBase, rounding: .up)
         encoded.sampleCount = Int(samples / 1024) + 3
-        encoded.headerBytes = 256
+        encoded.headerBytes = 256  // an esds of a few dozen bytes, and the tags
         encoded.sampleEntry = nil
         encoded.trackBoxes = nil
         return encoded

@@ -23,9 +23,10 @@ package struct PacketObserving {
     }
 }
 
-/// Carries out a MergePlan: copies the planned packets into a temporary file
-/// beside the output, writes the exact edit lists, and renames the file into
-/// place. Makes no decisions of its own.
+/// Carries out a MergePlan: copies the planned packets (or, for a soundtrack
+/// the plan encodes, the encoder's) into a temporary file beside the output,
+/// writes the exact edit lists, and renames the file into place. Makes no
+/// decisions of its own.
 final class Remuxer {
     private let plan: MergePlan
     private let cancellation: CancellationFlag
@@ -79,7 +80,7 @@ final class Remuxer {
         let audioStream = try audioInput.plannedStream(plan.audio.streamIndex, kind: .audio)
         if let encoding = plan.audio.encoding {
             let encoded = try EncodedAudioReader(
-                track: plan.audio, encoding: encoding, end: plan.end, output: plan.outputPath,
+                demuxer: audioInput, track: plan.audio, encoding: encoding, end: plan.end, output: plan.outputPath,
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: audioStream, tags: plan.metadata.streamTags)
             audioSource = encoded

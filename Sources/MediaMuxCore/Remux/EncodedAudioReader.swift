@@ -1,0 +1,91 @@
+import MediaMuxBase
+internal import CFFmpeg
+
+/// The soundtrack encoded AAC as the plan's encoding says, from the track's
+/// start to the end to the sample, handed out a few frames at a time. The
+/// encoder's priming comes first (negative times, hidden by the edit list
+/// the movie header rewrite writes), and whatever it encodes past the end
+/// is dropped.
+final class EncodedAudioReader: PacketSource {
+    let timeBase: AVRational
+    private let encoder: AudioSpanEncoder
+    private let path: String
+    /// Where the track starts on the output's timeline, in samples.
+    private let startTick: Int64
+    private var ready: [PacketBuffer] = []
+    private var readyIndex = 0
+    private var spare: [PacketBuffer] = []
+    private var encodedUpTo: Int64 = 0
+    private var finished = false
+
+    /// Frames encoded at each turn: enough to keep the muxer fed, few enough to keep memory flat.
+    private static let framesPerTurn: Int64 = 16
+
+    init(
+        demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, end: MediaTime, output: String,
+        globalHeaders: Bool, cancellation: CancellationFlag
+    ) throws {
+        let tick = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
+        timeBase = AVRational(tick: tick)
+        path = track.path
+        startTick = track.sourceStart.ticks(of: tick, rounding: .nearest)
+        encoder = try AudioSpanEncoder(
+            demuxer: demuxer, streamIndex: track.streamIndex, zero: track.origin + track.sourceStart,
+            samples: (end - track.sourceStart).ticks(of: tick, rounding: .nearest),
+            settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
+            output: output, globalHeaders: globalHeaders, cancellation: cancellation)
+    }
+
+    /// The encoder, for the muxer's stream parameters.
+    var encoderContext: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+
+    func next() throws -> PacketBuffer? {
+        while readyIndex == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+            if finished { return nil }
+            let frameSize = Int64(max(encoder.context.pointee.frame_size, 1))
+            let target = encodedUpTo + Self.framesPerTurn * frameSize
+            if target >= encoder.totalSamples {
+                try encoder.finish(padding: true, write: collect)
+                finished = true
+            } else {
+                try encoder.encode(until: target, write: collect)
+                encodedUpTo = target
+            }
+        }
+        let packet = ready[readyIndex]
+        readyIndex += 1
+        return packet
+    }
+
+    func reuse(_ buffer: PacketBuffer) {
+        spare.append(buffer)
+    }
+
+    func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>) {
+        packet.pointee.duration = (startTick + encoder.totalSamples).saturatingSubtracting(packet.pointee.dts)
+    }
+
+    /// The source must reach the end within a second (a declared duration a
+    /// little longer than the samples is common, and is filled with silence);
+    /// beyond that it is truncated or damaged.
+    func checkComplete(declaredPackets: Int?) throws {
+        let rate = Int64(timeBase.den)
+        guard encoder.sourceSamples < encoder.totalSamples - rate else { return }
+        let seconds = fixedPoint(Double(encoder.sourceSamples) / Double(rate), decimals: 3)
+        throw MediaMuxError.damaged(path: path, detail: "the audio stops at \(seconds) s, before its declared end")
+    }
+
+    /// Takes one encoded packet: moved onto the output's timeline, or
+    /// dropped when it only holds samples past the end.
+    private func collect(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        guard packet.pointee.pts < encoder.totalSamples else { return }
+        let buffer = try spare.popLast() ?? PacketBuffer()
+        av_packet_unref(buffer.pointer)
+        av_packet_move_ref(buffer.pointer, packet)
+        buffer.pointer.pointee.pts = buffer.pointer.pointee.pts.saturatingAdding(startTick)
+        buffer.pointer.pointee.dts = buffer.pointer.pointee.dts.saturatingAdding(startTick)
+        ready.append(buffer)
+    }
+}
