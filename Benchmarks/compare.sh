@@ -86,12 +86,10 @@ for name in ours ffmpeg cp; do WALL[$name]=""; RSS[$name]=""; OVER[$name]=""; do
 RSS_SHORT=""
 
 for ((run = 1; run <= RUNS; run++)); do
-    if ((run % 2)); then order=(ours ffmpeg cp); else order=(cp ffmpeg ours); fi
+    mapfile -t order < <(in_order "$run" ours ffmpeg cp)
     for name in "${order[@]}"; do
         measure "$name" "$V_LONG" "$A_LONG"
-        WALL[$name]+="$T_SECS"$'\n'
-        RSS[$name]+="$T_KIB"$'\n'
-        say "   run $run/$RUNS  $(printf '%-6s' "$name")  ${T_SECS} s  $((T_KIB / 1024)) MiB"
+        record "$name" "$run"
     done
     for name in "${order[@]}"; do
         [[ $name == cp ]] && continue

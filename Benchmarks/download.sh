@@ -144,12 +144,10 @@ declare -A WALL RSS RSS_SHORT
 for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; RSS_SHORT[$name]=""; done
 
 for ((run = 1; run <= RUNS; run++)); do
-    if ((run % 2)); then order=(curl nocache cold warm libonly); else order=(libonly warm cold nocache curl); fi
+    mapfile -t order < <(in_order "$run" curl nocache cold warm libonly)
     for name in "${order[@]}"; do
         measure "$name" "$AV_LONG"
-        WALL[$name]+="$T_SECS"$'\n'
-        RSS[$name]+="$T_KIB"$'\n'
-        say "   run $run/$RUNS  $(printf '%-8s' "$name")  ${T_SECS} s  $((T_KIB / 1024)) MiB"
+        record "$name" "$run"
     done
     for name in nocache cold; do
         measure "$name" "$AV_SHORT"

@@ -127,6 +127,21 @@ timed() {
     read -r T_SECS T_KIB < <(tail -n 1 "$TIMES")
 }
 
+# in_order RUN NAME...: the NAMEs one a line, reversed on even runs, so that
+# no command always runs right after the same other one.
+in_order() {
+    local run=$1
+    shift
+    if ((run % 2)); then printf '%s\n' "$@"; else printf '%s\n' "$@" | tac; fi
+}
+# record NAME RUN: adds the last timed run (T_SECS, T_KIB) to the caller's
+# WALL[NAME] and RSS[NAME] lists and says it.
+record() {
+    WALL[$1]+="$T_SECS"$'\n'
+    RSS[$1]+="$T_KIB"$'\n'
+    say "   run $2/$RUNS  $(printf '%-11s' "$1")  ${T_SECS} s  $((T_KIB / 1024)) MiB"
+}
+
 # median: of the numbers on stdin, one a line.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # med_mib LIST: median of a newline-separated list of KiB, in MiB.

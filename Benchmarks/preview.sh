@@ -100,15 +100,10 @@ for name in "${NAMES[@]}"; do measure "$name"; done
 declare -A WALL RSS
 for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; done
 for ((run = 1; run <= RUNS; run++)); do
-    order=()
-    for ((i = 0; i < ${#NAMES[@]}; i++)); do
-        if ((run % 2)); then order+=("${NAMES[i]}"); else order=("${NAMES[i]}" "${order[@]}"); fi
-    done
+    mapfile -t order < <(in_order "$run" "${NAMES[@]}")
     for name in "${order[@]}"; do
         measure "$name"
-        WALL[$name]+="$T_SECS"$'\n'
-        RSS[$name]+="$T_KIB"$'\n'
-        say "   run $run/$RUNS  $(printf '%-11s' "$name")  ${T_SECS} s  $((T_KIB / 1024)) MiB"
+        record "$name" "$run"
     done
 done
 

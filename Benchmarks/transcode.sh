@@ -59,13 +59,10 @@ for name in "${NAMES[@]}"; do measure "$name"; done
 declare -A WALL RSS
 for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; done
 for ((run = 1; run <= RUNS; run++)); do
-    order=("${NAMES[@]}")
-    if ((run % 2 == 0)); then order=(ffmpeg ours); fi
+    mapfile -t order < <(in_order "$run" "${NAMES[@]}")
     for name in "${order[@]}"; do
         measure "$name"
-        WALL[$name]+="$T_SECS"$'\n'
-        RSS[$name]+="$T_KIB"$'\n'
-        say "   run $run/$RUNS  $(printf '%-7s' "$name")  ${T_SECS} s  $((T_KIB / 1024)) MiB"
+        record "$name" "$run"
     done
 done
 
