@@ -298,6 +298,14 @@ assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels 
 assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels -of csv=p=0 alac_2s.m4a)" "alac,44100,1" "alac_2s"
 
 # --------------------------------------------------------------------------
+# A soundtrack no two stretches of which are alike, for loops and offsets: a
+# chirp rising from 200 Hz to 1.1 kHz, so a repeat or a shift shows to the sample.
+step "loops and offsets: aac_chirp_1.5s.m4a"
+"${FF[@]}" -f lavfi -i "aevalsrc=0.25*sin(2*PI*(200*t+300*t*t)):s=48000:d=1.5" -c:a aac -b:a 48k "${BX[@]}" aac_chirp_1.5s.m4a
+assert_eq "$("${PROBE[@]}" -show_entries stream=codec_name,sample_rate,channels -of csv=p=0 aac_chirp_1.5s.m4a)" "aac,48000,1" "aac_chirp"
+assert_close "$(probe1 stream=duration aac_chirp_1.5s.m4a)" 1.5 0.001 "aac_chirp duration"
+
+# --------------------------------------------------------------------------
 step "bad inputs: empty.m4a, html_page.m4a, text_file.mp4, random_bytes.mp4, truncated_h264.mp4"
 : > empty.m4a
 cat > html_page.m4a <<'EOF'
@@ -491,7 +499,7 @@ EOF
 step "sizes"
 synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
-           mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a
+           mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a aac_chirp_1.5s.m4a
            empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
@@ -500,7 +508,7 @@ syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
 all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
 echo "   whole TestMedia folder: $all_total bytes"
-(( syn_total < 550000 )) || fail "synthetic fixtures too big: $syn_total bytes"
+(( syn_total < 700000 )) || fail "synthetic fixtures too big: $syn_total bytes"
 # 15 MB in all; the room above the first 5 MB is for real files only (real/).
 real_total=$(du -sb "$DIR/real" | cut -f1)
 (( all_total - real_total < 5000000 )) || fail "TestMedia without real/ too big: $((all_total - real_total)) bytes"

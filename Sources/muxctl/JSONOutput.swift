@@ -24,6 +24,12 @@ struct MergeSummary: Encodable {
         var bytes: Int
         /// Absent when copied.
         var transcoded: Transcoded?
+        /// Audio: how many times the soundtrack plays (absent when once).
+        var plays: Int?
+        /// Video: seconds its last frame stays past its end (absent when none).
+        var heldLastFrame: Double?
+        /// Packets that could not be decoded and were skipped (absent when none).
+        var damagedPackets: Int?
     }
     struct Transcoded: Encodable {
         var from: String
@@ -42,6 +48,7 @@ struct MergeSummary: Encodable {
     var audio: Track
     var rotation: Int
     var rotationReason: String
+    /// What decided the end ("video ends first", "the whole video; the audio repeats to its end").
     var trim: String
     var fileBytes: Int
     var elapsedSeconds: Double
@@ -50,6 +57,8 @@ struct MergeSummary: Encodable {
     var preview: PreviewSummary?
     var keptMetadata: [String]
     var notCopied: [LeftOut]
+    /// What went wrong without failing the merge.
+    var warnings: [String]
 
     struct LeftOut: Encodable {
         var source: String
@@ -65,7 +74,10 @@ struct MergeSummary: Encodable {
                   transcoded: t.encoding.map {
                       Transcoded(from: $0.sourceCodec, to: $0.codec, bitRate: $0.bitRate, sampleRate: $0.sampleRate,
                                  channels: $0.channels, reason: $0.reason, summary: $0.summary)
-                  })
+                  },
+                  plays: t.plays > 1 ? t.plays : nil,
+                  heldLastFrame: t.heldLastFrame.value > 0 ? t.heldLastFrame.seconds : nil,
+                  damagedPackets: t.damagedPackets > 0 ? t.damagedPackets : nil)
         }
         output = report.output
         duration = report.duration.seconds
@@ -79,6 +91,7 @@ struct MergeSummary: Encodable {
         elapsedSeconds = report.elapsed.seconds
         if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
         keptMetadata = report.keptMetadata
+        warnings = report.warnings
         notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: describeLeftOutReason($0)) }
     }
 }

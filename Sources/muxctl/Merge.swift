@@ -6,6 +6,7 @@ import MediaMuxPreview
 import Synchronization
 
 extension Orientation: ExpressibleByArgument {}
+extension EndPolicy: ExpressibleByArgument {}
 
 extension AudioOptions.Codec: ExpressibleByArgument {
     /// `automatic` is the default, not a value to type.
@@ -32,8 +33,8 @@ extension MuxCtl {
             discussion: """
             The video is copied, never re-encoded. The audio is copied too when OUTPUT's container can carry \
             its codec; otherwise (PCM in MP4, FLAC, Vorbis...) it is encoded AAC, and the summary says why. \
-            OUTPUT ends where the shorter input ends, to the millisecond, using edit lists. The video's own \
-            audio is not copied. The video's metadata (where and when it was recorded, the camera) is kept \
+            OUTPUT ends where the shorter input ends (--end changes that), to the millisecond, using edit \
+            lists. The video's own audio is not copied. The video's metadata (where and when it was recorded, the camera) is kept \
             unless --no-metadata is given.
             """)
 
@@ -80,6 +81,20 @@ extension MuxCtl {
         @Option(help: ArgumentHelp("Encode the audio with this many channels (1-6 or 8), down- or upmixed.", valueName: "n"))
         var channels: Int?
 
+        @Option(
+            help: ArgumentHelp(
+                "shortest, video or audio: end OUTPUT where the shorter input ends, where the video ends (the audio stops early or, with --loop-audio, repeats), or where the audio ends (the last video frame stays on screen).",
+                valueName: "input"))
+        var end: EndPolicy = .shortest
+
+        @Flag(name: .customLong("loop-audio"), help: "Repeat a shorter audio until the video ends.")
+        var loopAudio = false
+
+        @Option(
+            name: .customLong("audio-offset"), parsing: .unconditional,
+            help: ArgumentHelp("Start the audio this many seconds later, or skip this many seconds of its beginning when negative (-2.5).", valueName: "seconds"))
+        var audioOffset: Double?
+
         @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
         var preview: String?
 
@@ -101,14 +116,18 @@ extension MuxCtl {
             if previewSize < 1 || previewSize > 8192 { throw ValidationError("--preview-size must be between 1 and 8192") }
             if let previewEvery, !(previewEvery > 0 && previewEvery.isFinite) { throw ValidationError("--preview-every must be more than 0 seconds") }
             if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
+            if let audioOffset, !(audioOffset.isFinite && abs(audioOffset) < 1e9) { throw ValidationError("--audio-offset must be a number of seconds") }
+            if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
         }
 
         func run() async throws {
             let engine = common.engine
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation,
-                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata,
-                audio: AudioOptions(codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels))
+                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata, end: end,
+                audio: AudioOptions(
+                    codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
+                    offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio))
             let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
@@ -135,13 +154,14 @@ extension MuxCtl {
                 }
             }
             bar?.clear()
+            let warnings = report.warnings + (thumbnails?.failure.map { ["thumbnails stopped: \($0)"] } ?? [])
             if !common.quiet {
-                let warnings = report.warnings + (thumbnails?.failure.map { ["thumbnails stopped: \($0)"] } ?? [])
                 warnings.forEach { writeToStandardError("warning: \($0)\n") }
             }
             let images = thumbnails?.written ?? []
             if common.json {
                 var summary = MergeSummary(report.merge)
+                summary.warnings = warnings
                 summary.audioDownload = report.audioDownload
                 summary.preview = thumbnails.map { _ in PreviewSummary(images: images, kind: "thumbnails") }
                 printJSON(summary)
@@ -159,7 +179,9 @@ func describe(_ report: MergeReport) -> String {
         let tag = track.codecTag.map { " (\($0))" } ?? ""
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
         let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
-        return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start), \(how)"
+        var extra = track.plays > 1 ? ", played \(track.plays) times" : ""
+        if track.heldLastFrame.value > 0 { extra += ", last frame held \(track.heldLastFrame.secondsText()) s" }
+        return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start)\(extra), \(how)"
     }
     return ([
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",

@@ -13,7 +13,7 @@ struct BrowserFirstFrameTests {
         <html><body><pre id=out></pre><script>
         const out = document.getElementById("out");
         const files = FILES;
-        let left = files.length;
+        \(Chromium.pictureScript)
         for (const name of files) {
           const v = document.createElement("video");
           v.muted = true; v.preload = "auto";
@@ -21,15 +21,12 @@ struct BrowserFirstFrameTests {
           // loaded machine the first loadeddata can come before the frame is ready.
           v.onloadeddata = () => { v.onloadeddata = null; v.currentTime = 0; };
           v.onseeked = () => {
-            const c = document.createElement("canvas"); c.width = v.videoWidth; c.height = v.videoHeight;
-            const g = c.getContext("2d"); g.drawImage(v, 0, 0);
-            const d = g.getImageData(0, 0, c.width, c.height).data;
-            let h = 0x811c9dc5, index = 0;
-            for (let i = 0; i < d.length; i++) { h ^= d[i]; h = Math.imul(h, 0x01000193) >>> 0; }
-            for (let k = 0; k < 8 && 15 * k + 7 < c.width; k++) {
-              if (g.getImageData(15 * k + 7, Math.floor(c.height / 2), 1, 1).data[0] > 128) index |= 1 << k;
+            const shown = picture(v);
+            let index = 0;
+            for (let k = 0; k < 8 && 15 * k + 7 < shown.canvas.width; k++) {
+              if (shown.context.getImageData(15 * k + 7, Math.floor(shown.canvas.height / 2), 1, 1).data[0] > 128) index |= 1 << k;
             }
-            out.textContent += name + " " + v.currentTime + " " + index + " " + h.toString(16) + "\\n";
+            out.textContent += name + " " + v.currentTime + " " + index + " " + shown.hash + "\\n";
           };
           v.onerror = () => { out.textContent += name + " error\\n"; };
           v.src = name;

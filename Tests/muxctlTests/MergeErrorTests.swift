@@ -99,6 +99,13 @@ struct MergeErrorTests {
              blame: .output, status: 2, message: "an AAC bit rate of 2 kb/s is out of range"),
         Case(label: "--audio-codec copy --sample-rate 44100", extra: ["--audio-codec", "copy", "--sample-rate", "44100"],
              blame: .output, status: 2, message: "the audio cannot be copied and resampled to 44100 Hz at once"),
+        // The 4 s video, the 2 s soundtrack.
+        Case(label: "--audio-offset -2 skips all of it", extra: ["--audio-offset", "-2"],
+             blame: .audio, status: 2, message: "an offset of -2.000 s skips all of its 2.000 s"),
+        Case(label: "--audio-offset 5 starts it after the video", extra: ["--audio-offset", "5", "--end", "video"],
+             blame: .audio, status: 2, message: "starts it at 5.000 s, after the video ends at 4.000 s"),
+        Case(label: "--loop-audio --audio-codec copy of AAC", extra: ["--loop-audio", "--audio-codec", "copy"],
+             blame: .output, status: 2, message: "AAC cannot repeat by copy"),
     ]
 
     static let outputProblems: [Case] = [
@@ -145,6 +152,9 @@ struct MergeErrorTests {
         (["--video-stream", "-1"], "--video-stream"),
         (["--audio-stream", "x"], "--audio-stream"),
         (["--orientation", "sideways"], "sideways"),
+        (["--end", "longest"], "longest"),
+        (["--audio-offset", "soon"], "--audio-offset"),
+        (["--loop-audio", "--end", "audio"], "--loop-audio"),
         (["--no-such-flag"], "--no-such-flag"),
     ])
     func usageErrors(_ extra: [String], _ mentioned: String) async throws {

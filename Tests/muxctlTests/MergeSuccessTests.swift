@@ -135,6 +135,36 @@ struct MergeSuccessTests {
         #expect((copiedReport["audio"] as? [String: Any])?["transcoded"] == nil)
     }
 
+    /// `--end`, `--loop-audio` and `--audio-offset` (negative, as typed), in the summary and in --json.
+    @Test func endPolicyLoopAndOffset() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("out.mp4")
+        let video = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let looped = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_chirp_1.5s.m4a"), output, "--end", "video", "--loop-audio"])
+        #expect(looped.exited && looped.status == 0, "\(looped)")
+        #expect(looped.stdout.hasPrefix("wrote \(output): 4.000 s"), "\(looped)")
+        #expect(looped.stdout.contains("4.000 s, played 3 times, transcoded from "), "\(looped)")
+        #expect(looped.stdout.contains("(looped, and AAC cannot repeat by copy)"), "\(looped)")
+        #expect(looped.stdout.contains("end: the whole video; the audio repeats to its end"), "\(looped)")
+
+        let held = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--force", "--end", "audio", "--json"])
+        #expect(held.exited && held.status == 0, "\(held)")
+        let report = try #require(jsonObject(held.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(abs((number(report["duration"]) ?? 0) - 7.3) < 0.001)
+        #expect(report["trim"] as? String == "the whole audio; the last video frame stays until it ends")
+        let videoTrack = try #require(report["video"] as? [String: Any])
+        #expect(abs((number(videoTrack["heldLastFrame"]) ?? 0) - 3.3) < 0.001, "\(videoTrack)")
+
+        let earlier = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--force", "--audio-offset", "-4.5"])
+        #expect(earlier.exited && earlier.status == 0, "\(earlier)")
+        #expect(earlier.stdout.hasPrefix("wrote \(output): 2.800 s"), "\(earlier)")
+        #expect(earlier.stdout.contains("copied from"), "\(earlier)")
+        let later = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_2s.m4a"), output, "--force", "--audio-offset=1.5", "--end", "video"])
+        #expect(later.stdout.contains("2.000 s, starts at 1.500 s, copied from"), "\(later)")
+        #expect(later.stdout.contains("end: the whole video; the audio stops early"), "\(later)")
+    }
+
     @Test("relative paths work from the current folder", arguments: [["-q"], ["--json"]])
     func relativePaths(_ flags: [String]) async throws {
         let scratch = try Scratch()

@@ -69,6 +69,12 @@ package final class Resampler {
         return out
     }
 
+    /// Starts afresh after `flush`: the next frame sets up a new conversion.
+    package func restart() {
+        swr_free(&context)
+        input = nil
+    }
+
     /// What the resampler still holds, at the end.
     package func flush() throws -> FrameBuffer? {
         guard context != nil else { return nil }

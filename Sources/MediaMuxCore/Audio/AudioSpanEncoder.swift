@@ -6,8 +6,24 @@ package import CFFmpeg
 /// layout (libswresample's standard matrices for down- and upmixing), cut to
 /// the span, encoded. Output sample 0 is the source's sample at `zero` on
 /// the source's own timeline; a source that starts after it gets silence
-/// first. Used for merged soundtracks and for preview clips.
+/// first. Samples are placed by their timestamps, so a packet the decoder
+/// rejects leaves silence in its place rather than pulling the rest early.
+/// Looping, the source plays again from its start every period until the
+/// span is full, each play cut where the source ends. Used for merged soundtracks and for preview clips.
 package final class AudioSpanEncoder {
+    /// A source played again and again.
+    package struct Loop: Sendable, Equatable {
+        /// Where its first sample lies on its own timeline.
+        package var start: MediaTime
+        /// One play's length.
+        package var period: MediaTime
+
+        package init(start: MediaTime, period: MediaTime) {
+            self.start = start
+            self.period = period
+        }
+    }
+
     package struct Settings: Sendable, Equatable {
         package var sampleRate: Int
         package var channels: Int
@@ -35,6 +51,7 @@ package final class AudioSpanEncoder {
     private let zero: MediaTime
     private let rate: Int32
     private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
+    private var sampleTick: MediaTime { MediaTime(value: 1, timescale: Int64(rate)) }
     /// The span's length in samples.
     package let totalSamples: Int64
     /// Where the resampled output begins on the span's timeline, in samples (from the first frame).
@@ -43,20 +60,36 @@ package final class AudioSpanEncoder {
     private var queued: Int64 = 0
     private var encodedSamples: Int64 = 0
     private var inputDone = false
+    /// When it loops: where the source's first sample lies on its own
+    /// timeline, and one play's length.
+    private let loop: Loop?
+    /// Plays begun, the first included: the current one starts `(plays - 1) * period` later.
+    private var plays: Int64 = 1
+    private var queuedAtPlayStart: Int64 = 0
+    /// Where the next decoded frame should start, in the stream's time base, were none missing.
+    private var nextTimestamp: Int64?
+    /// How far a frame may start after the previous one's end without being
+    /// taken for missing samples: timestamps rounded to milliseconds (WebM) wobble.
+    private static let timestampJitter = MediaTime(value: 3, timescale: 1000)
 
     /// The encoder, for the muxer's stream parameters.
     package var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
     /// Samples of the source in the span (silence not counted).
     package private(set) var sourceSamples: Int64 = 0
+    /// Samples of silence put where the source had none: gaps, and the decoder's rejected packets.
+    package private(set) var silenceSamples: Int64 = 0
+    /// Packets the decoder rejected as damaged.
+    package var damagedPackets: Int { decoder.rejectedPackets }
 
     /// - Parameters:
     ///   - demuxer: the input, which this reads from now on (it discards the other streams).
     ///   - zero: the time on the source's timeline (its stream's timestamps) of output sample 0.
     ///   - samples: the span's length in samples at the encoded rate.
+    ///   - loop: repeat the source every `period` from `start` (on its own timeline) until the span is full; nil plays it once.
     ///   - output: the file written, named by encoder errors.
     package init(
-        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, settings: Settings, output: String,
-        globalHeaders: Bool, cancellation: CancellationFlag
+        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, loop: Loop? = nil,
+        settings: Settings, output: String, globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
         input = demuxer.path
         self.output = output
@@ -65,6 +98,7 @@ package final class AudioSpanEncoder {
         self.streamIndex = streamIndex
         rate = Int32(settings.sampleRate)
         totalSamples = samples
+        self.loop = loop
         self.demuxer = demuxer
         let stream = try demuxer.plannedStream(streamIndex, kind: .audio)
         timeBase = stream.pointee.time_base
@@ -128,14 +162,26 @@ package final class AudioSpanEncoder {
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: input) }
         switch try decoder.receive(into: decoded) {
         case .frame:
+            let timestamp = decoded.timestamp
             if firstSample == nil {
-                let timestamp = decoded.timestamp ?? 0
-                firstSample = (MediaTime(ticks: timestamp, in: timeBase) - zero).ticks(of: MediaTime(value: 1, timescale: Int64(rate)), rounding: .nearest)
+                let playStart = loop.map { MediaTime(ticks: plays - 1, of: $0.period) } ?? .zero()
+                firstSample = (MediaTime(ticks: timestamp ?? 0, in: timeBase) + playStart - zero)
+                    .ticks(of: sampleTick, rounding: .nearest)
+            } else if let timestamp, let expected = nextTimestamp, timestamp > expected {
+                // Samples missing from the source (a packet the decoder rejected): keep the rest in place.
+                let gap = MediaTime(ticks: timestamp - expected, in: timeBase)
+                if gap > Self.timestampJitter {
+                    resampled += gap.ticks(of: sampleTick, rounding: .nearest)
+                }
+            }
+            let sourceRate = max(decoded.pointer.pointee.sample_rate, 1)
+            nextTimestamp = timestamp.map {
+                $0 + av_rescale_q(Int64(decoded.pointer.pointee.nb_samples), AVRational(num: 1, den: sourceRate), timeBase)
             }
             try keep(resampler.convert(decoded))
         case .finished:
             if let rest = try resampler.flush() { try keep(rest) }
-            inputDone = true
+            if loop != nil, !inputDone { try startNextPlay() } else { inputDone = true }
         case .needsInput:
             if try demuxer.read(into: packet, of: streamIndex) {
                 _ = try decoder.send(packet.pointer)
@@ -145,17 +191,41 @@ package final class AudioSpanEncoder {
         }
     }
 
-    /// Queues the part of a resampled frame that lies inside the span.
+    /// Reads the source again from its start for the next play.
+    private func startNextPlay() throws {
+        guard queued > queuedAtPlayStart else {
+            throw MediaMuxError.damaged(path: input, detail: "a repeat of the audio decoded to nothing to play again")
+        }
+        try demuxer.rewind(streamIndex)
+        decoder.flush()
+        resampler.restart()
+        plays += 1
+        queuedAtPlayStart = queued
+        firstSample = nil
+        nextTimestamp = nil
+        resampled = 0
+    }
+
+    /// Queues the part of a resampled frame that lies inside the span, after
+    /// silence for any gap before it; what overlaps samples already queued is
+    /// dropped.
     private func keep(_ frame: FrameBuffer) throws {
         let count = Int64(frame.pointer.pointee.nb_samples)
         let position = (firstSample ?? 0) + resampled
         resampled += count
-        let from = max(position, 0)
-        let end = min(position + count, totalSamples)
+        let from = max(position, queued)
+        var end = min(position + count, totalSamples)
+        if let loop {
+            // The source's samples past its end (an encoder's flush, which its edit list hid) are not played.
+            let playEnd = (loop.start + MediaTime(ticks: plays, of: loop.period) - zero).ticks(of: sampleTick, rounding: .nearest)
+            end = min(end, playEnd)
+        }
         if end >= totalSamples { inputDone = true }
         guard end > from else { return }
-        if queued == 0 && from > 0 {
-            try queueSilence(Int32(clamping: min(from, totalSamples)))
+        if from > queued {
+            let gap = from - queued
+            try queueSilence(Int32(clamping: gap))
+            if queued > gap { silenceSamples += gap }
         }
         try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
         queued += end - from

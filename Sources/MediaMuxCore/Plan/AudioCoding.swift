@@ -13,10 +13,16 @@ extension MergePlanner {
     package static let unplayableInContainer: Set<String> = ["vorbis"]
 
     /// nil: copy the stream as it is. Otherwise the encoding, with the reason.
+    /// `repeating`: the soundtrack loops, which a copy can do only for codecs
+    /// whose packets stand alone.
     package func audioEncoding(
-        for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, output: String
+        for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, repeating: Bool = false,
+        output: String
     ) throws -> AudioEncoding? {
         let refusal = copyRefusal(stream.codec, container)
+        let repeatRefusal = repeating && !Self.repeatsByCopy(stream.codec)
+            ? "looped, and \(Self.displayName(stream.codec)) cannot repeat by copy"
+            : nil
         if let rate = options.sampleRate, !Self.aacSampleRates.contains(rate) {
             throw MediaMuxError.invalidOption(
                 "\(output): AAC cannot be encoded at \(rate) Hz; choose one of \(Self.aacSampleRates.reversed().map(String.init).joined(separator: ", "))")
@@ -40,12 +46,18 @@ extension MergePlanner {
             if let change = changes.first {
                 throw MediaMuxError.invalidOption("\(output): the audio cannot be copied and \(change) at once")
             }
+            if repeatRefusal != nil {
+                throw MediaMuxError.invalidOption(
+                    "\(output): \(Self.displayName(stream.codec)) cannot repeat by copy, since each repeat would begin with the encoder's priming; let it be encoded")
+            }
             return nil
         case .aac:
             reason = "AAC asked for"
         case .automatic:
             if let refusal {
                 reason = refusal
+            } else if let repeatRefusal {
+                reason = repeatRefusal
             } else if !changes.isEmpty {
                 reason = changes.joined(separator: ", ")
             } else {

@@ -24,12 +24,27 @@ public struct AudioOptions: Sendable, Equatable {
     /// The encoded channel count (1-6 or 8); nil keeps the soundtrack's, up to 8.
     /// Downmixing and upmixing use libswresample's standard matrices.
     public var channels: Int?
+    /// Moves the soundtrack on the output's timeline: a positive offset starts
+    /// it that much later (the edit list waits), a negative one skips that
+    /// much of its beginning. Copying stays possible either way.
+    public var offset: MediaTime
+    /// Repeats the soundtrack until the video ends, when it is shorter (with
+    /// `EndPolicy.shortest` or `.video`). Each repeat starts where the one
+    /// before ends, and the last is cut to the sample. Copied where every
+    /// sample stands alone (PCM in MOV, ALAC); AAC, MP3 and Opus are encoded,
+    /// since a repeat by copy would start each time with the encoder's priming.
+    public var loops: Bool
 
-    public init(codec: Codec = .automatic, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+    public init(
+        codec: Codec = .automatic, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil,
+        offset: MediaTime = .zero(), loops: Bool = false
+    ) {
         self.codec = codec
         self.bitRate = bitRate
         self.sampleRate = sampleRate
         self.channels = channels
+        self.offset = offset
+        self.loops = loops
     }
 }
 

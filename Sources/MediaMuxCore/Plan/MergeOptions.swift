@@ -9,6 +9,18 @@ public enum Orientation: String, Sendable, CaseIterable {
     case keep
 }
 
+/// Where the output ends.
+public enum EndPolicy: String, Sendable, CaseIterable {
+    /// Where the shorter input ends: nothing plays without the other.
+    case shortest
+    /// Where the video ends: a shorter soundtrack stops early, or repeats
+    /// with `AudioOptions.loops`.
+    case video
+    /// Where the soundtrack ends: a shorter video's last frame stays on
+    /// screen until then (by its duration and the edit list, not re-encoded).
+    case audio
+}
+
 /// What a merge should do beyond its three paths.
 public struct MergeOptions: Sendable, Equatable {
     /// Which video stream of the video file: 0 is the first video stream (cover art not counted).
@@ -26,13 +38,15 @@ public struct MergeOptions: Sendable, Equatable {
     /// and its software, titles. False drops all of it, location included,
     /// for sharing a file with others.
     public var keepsMetadata: Bool
-    /// Copy or encode the soundtrack, and how to encode it.
+    /// Where the output ends.
+    public var end: EndPolicy
+    /// Copy or encode the soundtrack, where it starts, and how to encode it.
     public var audio: AudioOptions
 
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
         rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,
-        keepsMetadata: Bool = true, audio: AudioOptions = AudioOptions()
+        keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions()
     ) {
         self.videoStream = videoStream
         self.audioStream = audioStream
@@ -41,6 +55,7 @@ public struct MergeOptions: Sendable, Equatable {
         self.overwrite = overwrite
         self.faststart = faststart
         self.keepsMetadata = keepsMetadata
+        self.end = end
         self.audio = audio
     }
 }

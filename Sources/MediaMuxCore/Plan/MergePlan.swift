@@ -18,11 +18,25 @@ public struct MergePlan: Sendable, Equatable {
         case atEnd
     }
 
-    /// Which input decided the end.
+    /// What decided the end.
     public enum EndReason: String, Sendable {
         case videoEndsFirst = "video ends first"
         case audioEndsFirst = "audio ends first"
         case sameLength = "both end together"
+        /// The whole video kept (`EndPolicy.video`); the soundtrack ends before it.
+        case audioStopsEarly = "the whole video; the audio stops early"
+        /// The whole video kept, the soundtrack repeated up to its end.
+        case audioRepeated = "the whole video; the audio repeats to its end"
+        /// The whole soundtrack kept (`EndPolicy.audio`), the video's last frame on screen until it ends.
+        case lastFrameHeld = "the whole audio; the last video frame stays until it ends"
+    }
+
+    /// A soundtrack played again and again.
+    public struct Loop: Sendable, Equatable {
+        /// One play's length: each repeat starts this long after the one before.
+        public var period: MediaTime
+        /// Plays begun before the track's end, the first one included.
+        public var plays: Int
     }
 
     public struct Track: Sendable, Equatable {
@@ -39,6 +53,18 @@ public struct MergePlan: Sendable, Equatable {
         /// Where the input track starts and ends, on the output timeline.
         public var sourceStart: MediaTime
         public var sourceEnd: MediaTime
+        /// Where the track's presentation ends on the output timeline: the
+        /// output's end, or before it for a soundtrack that stops early. A
+        /// video track whose end lies past `sourceEnd` holds its last frame.
+        public var end: MediaTime
+        /// Repeats of the source, looped to reach `end`; nil when played once.
+        public var loop: Loop?
+        /// When the source's beginning is skipped (a negative offset): packets
+        /// that end this long or more before the output's zero are dropped,
+        /// and the rest before it only prime the decoder (the edit list hides
+        /// them). Nil keeps every packet before the zero, as the source's edit
+        /// list hides them.
+        public var leadIn: MediaTime?
         /// Samples in the input track (an upper bound for what is copied).
         public var sampleCount: Int?
         /// Codec configuration and tags the output's sample description and track header carry.
@@ -58,6 +84,13 @@ public struct MergePlan: Sendable, Equatable {
         public var trackBoxes: TrackBoxCarry?
         /// Audio: nil when the packets are copied; otherwise how they are decoded and encoded.
         public var encoding: AudioEncoding?
+
+        /// At most how many samples the output track gets: the source's, once
+        /// for each play of a loop copied.
+        var writtenSampleBound: Int? {
+            guard let sampleCount else { return nil }
+            return encoding == nil ? sampleCount * (loop?.plays ?? 1) : sampleCount
+        }
     }
 
     /// An input stream the output leaves out, and why.
@@ -86,7 +119,7 @@ public struct MergePlan: Sendable, Equatable {
     public var overwrite: Bool
     public var video: Track
     public var audio: Track
-    /// The output's presentation end: the end of the shorter input.
+    /// The output's presentation end, as the end policy decides.
     public var end: MediaTime
     public var endReason: EndReason
     public var rotation: RotationDecision

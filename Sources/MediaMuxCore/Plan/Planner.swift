@@ -37,17 +37,26 @@ package struct MergePlanner: Sendable {
         guard canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
-        let encoding = try audioEncoding(for: audioStream, in: container, options: options.audio, output: output)
-        let video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
+        var video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
         var audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
-
-        let end = min(video.sourceEnd, audio.sourceEnd)
-        let endReason: MergePlan.EndReason =
-            video.sourceEnd == audio.sourceEnd ? .sameLength : (video.sourceEnd < audio.sourceEnd ? .videoEndsFirst : .audioEndsFirst)
+        let period = audio.sourceEnd - audio.sourceStart
+        audio = try Self.offset(audio, by: options.audio.offset, path: audioInfo.path)
+        let ending = try Self.ending(
+            video: video, audio: audio, period: period, policy: options.end, loops: options.audio.loops, path: output)
+        let end = ending.end
         guard audio.sourceStart < end else {
+            if options.audio.offset.value != 0 {
+                throw MediaMuxError.invalidOption(
+                    "\(audioInfo.path): an offset of \(options.audio.offset.secondsText()) s starts it at \(audio.sourceStart.secondsText()) s, after the video ends at \(end.secondsText()) s")
+            }
             throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
         }
-        if let encoding { audio = Self.encoded(audio, as: encoding, end: end) }
+        video.end = end
+        audio.end = ending.audioEnd
+        audio.loop = ending.loop
+        let encoding = try audioEncoding(
+            for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, output: output)
+        if let encoding { audio = Self.encoded(audio, as: encoding) }
 
         var rotation = decideRotation(
             source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
@@ -65,7 +74,7 @@ package struct MergePlanner: Sendable {
             video: video,
             audio: audio,
             end: end,
-            endReason: endReason,
+            endReason: ending.reason,
             rotation: rotation,
             movieHeader: Self.movieHeader(
                 faststart: options.faststart, video: video, audio: audio,
@@ -161,6 +170,7 @@ package struct MergePlanner: Sendable {
             origin: origin,
             sourceStart: max(start, .zero()),
             sourceEnd: end,
+            end: end,
             sampleCount: sampleCount,
             headerBytes: stream.headerBytes,
             // Audio frames can end mid-frame (players trim them); a video frame keeps its references instead.
@@ -177,13 +187,13 @@ package struct MergePlanner: Sendable {
     /// (one tick a sample), one for each 1024 samples plus the encoder's
     /// priming and flush, and none of the source's sample-entry or track
     /// boxes, which describe the source's codec.
-    static func encoded(_ track: MergePlan.Track, as encoding: AudioEncoding, end: MediaTime) -> MergePlan.Track {
+    static func encoded(_ track: MergePlan.Track, as encoding: AudioEncoding) -> MergePlan.Track {
         var encoded = track
         encoded.encoding = encoding
         encoded.codec = encoding.codec
         encoded.codecTag = nil
         encoded.timeBase = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
-        let samples = (end - track.sourceStart).ticks(of: encoded.timeBase, rounding: .up)
+        let samples = (track.end - track.sourceStart).ticks(of: encoded.timeBase, rounding: .up)
         encoded.sampleCount = Int(samples / 1024) + 3
         encoded.headerBytes = 256  // an esds of a few dozen bytes, and the tags
         encoded.sampleEntry = nil
@@ -217,7 +227,7 @@ package struct MergePlanner: Sendable {
         let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
         var bytes = 4096 + metadataBytes
         for (track, perSample) in [(video, 25), (audio, 12)] {
-            guard let samples = track.sampleCount, samples > 0 else { return .movedToFront }
+            guard let samples = track.writtenSampleBound, samples > 0 else { return .movedToFront }
             let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
             bytes += 4096 + track.headerBytes + samples * perSample + chunks * 20
         }

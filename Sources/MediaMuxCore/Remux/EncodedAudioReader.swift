@@ -22,7 +22,7 @@ final class EncodedAudioReader: PacketSource {
     private static let framesPerTurn: Int64 = 16
 
     init(
-        demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, end: MediaTime, output: String,
+        demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
         let tick = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
@@ -31,7 +31,8 @@ final class EncodedAudioReader: PacketSource {
         startTick = track.sourceStart.ticks(of: tick, rounding: .nearest)
         encoder = try AudioSpanEncoder(
             demuxer: demuxer, streamIndex: track.streamIndex, zero: track.origin + track.sourceStart,
-            samples: (end - track.sourceStart).ticks(of: tick, rounding: .nearest),
+            samples: (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest),
+            loop: track.loop.map { AudioSpanEncoder.Loop(start: track.origin + track.sourceEnd - $0.period, period: $0.period) },
             settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
             output: output, globalHeaders: globalHeaders, cancellation: cancellation)
     }
@@ -75,6 +76,16 @@ final class EncodedAudioReader: PacketSource {
         guard encoder.sourceSamples < encoder.totalSamples - rate else { return }
         let seconds = fixedPoint(Double(encoder.sourceSamples) / Double(rate), decimals: 3)
         throw MediaMuxError.damaged(path: path, detail: "the audio stops at \(seconds) s, before its declared end")
+    }
+
+    var damagedPackets: Int { encoder.damagedPackets }
+
+    /// Damaged packets of the source, passed over with silence in their place.
+    var warnings: [String] {
+        guard encoder.damagedPackets > 0 else { return [] }
+        let count = encoder.damagedPackets
+        let silence = fixedPoint(Double(encoder.silenceSamples) * 1000 / Double(timeBase.den), decimals: 0)
+        return ["\(path): \(count) damaged audio packet\(count == 1 ? "" : "s") could not be decoded and \(count == 1 ? "was" : "were") skipped; \(silence) ms of silence keeps the rest in sync"]
     }
 
     /// Takes one encoded packet: moved onto the output's timeline, or

@@ -30,6 +30,13 @@ public struct MergeReport: Sendable, Equatable {
         public var bytes: Int
         /// nil when the packets were copied; otherwise how they were encoded and why.
         public var encoding: AudioEncoding?
+        /// How many times the source plays: more than once for a looped soundtrack.
+        public var plays: Int = 1
+        /// How long the video's last frame stays on screen past the video's own end.
+        public var heldLastFrame: MediaTime = .zero()
+        /// Packets of the source that could not be decoded, passed over with
+        /// silence in their place (a soundtrack that is encoded; the warnings say more).
+        public var damagedPackets = 0
 
         public init(
             source: String, streamIndex: Int, codec: String, codecTag: String?, start: MediaTime, duration: MediaTime,
@@ -48,7 +55,7 @@ public struct MergeReport: Sendable, Equatable {
     }
 
     public var output: String
-    /// The output's duration: the end of the shorter input.
+    /// The output's duration, as the end policy decided.
     public var duration: MediaTime
     public var endReason: MergePlan.EndReason
     public var rotation: RotationDecision

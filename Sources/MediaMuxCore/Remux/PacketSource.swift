@@ -16,6 +16,15 @@ protocol PacketSource: AnyObject {
     func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>)
     /// Throws when the input stopped short of what it declares.
     func checkComplete(declaredPackets: Int?) throws
+    /// What went wrong without stopping the track, for the report.
+    var warnings: [String] { get }
+    /// Packets that could not be decoded and were passed over (decoded tracks only).
+    var damagedPackets: Int { get }
+}
+
+extension PacketSource {
+    var warnings: [String] { [] }
+    var damagedPackets: Int { 0 }
 }
 
 extension TrackReader: PacketSource {}

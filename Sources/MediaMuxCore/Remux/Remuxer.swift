@@ -35,6 +35,7 @@ final class Remuxer {
     private let observing: PacketObserving?
     private var observer: (any PacketObserver)?
     private var warnings: [String] = []
+    private var damagedPackets = [0, 0]
 
     init(
         plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
@@ -80,13 +81,17 @@ final class Remuxer {
         let audioStream = try audioInput.plannedStream(plan.audio.streamIndex, kind: .audio)
         if let encoding = plan.audio.encoding {
             let encoded = try EncodedAudioReader(
-                demuxer: audioInput, track: plan.audio, encoding: encoding, end: plan.end, output: plan.outputPath,
+                demuxer: audioInput, track: plan.audio, encoding: encoding, output: plan.outputPath,
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: audioStream, tags: plan.metadata.streamTags)
             audioSource = encoded
         } else {
             _ = try muxer.addStream(copying: audioStream, codecTag: plan.audio.codecTag, rotation: nil, tags: plan.metadata.streamTags)
-            audioSource = try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.end)
+            if let loop = plan.audio.loop {
+                audioSource = try LoopingTrackReader(demuxer: audioInput, track: plan.audio, loop: loop)
+            } else {
+                audioSource = try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.audio.end)
+            }
         }
         try muxer.open(options: headerOptions())
         if let observing {
@@ -97,11 +102,13 @@ final class Remuxer {
             }
         }
 
-        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.end), audioSource]
+        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.video.end), audioSource]
         var written = [Written(), Written()]
         try pump(readers: readers, into: muxer, written: &written)
         try readers[0].checkComplete(declaredPackets: plan.video.sampleCount)
         try readers[1].checkComplete(declaredPackets: plan.audio.sampleCount)
+        warnings += readers.flatMap(\.warnings)
+        damagedPackets = readers.map(\.damagedPackets)
         try muxer.finish()
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
 
@@ -193,7 +200,7 @@ final class Remuxer {
     /// packets may be priming, decoded but never shown.
     private func rewriteMovieHeader(muxer: MuxerHandle, written: [Written], file: String) throws {
         let movieScale = plan.movieTimescale
-        let end = plan.end.converted(to: movieScale, rounding: .nearest).value
+        let movieEnd = plan.end.converted(to: movieScale, rounding: .nearest).value
         var timings: [TrackTiming] = []
         for (index, track) in written.enumerated() {
             let planned = index == 0 ? plan.video : plan.audio
@@ -203,10 +210,11 @@ final class Remuxer {
             let base = muxer.stream(index).pointee.time_base
             let start = planned.sourceStart.ticks(in: base, rounding: .nearest)
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
+            let end = planned.end.converted(to: movieScale, rounding: .nearest).value
             timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(firstDTS), end: end))
         }
         let rewrite = MovieRewrite(
-            movieEnd: end, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],
+            movieEnd: movieEnd, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],
             trackBoxes: [plan.video.trackBoxes, plan.audio.trackBoxes], metadata: plan.metadata.boxes)
         do {
             if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
@@ -223,10 +231,14 @@ final class Remuxer {
             let tag = parameters.codec_tag
             let muxerTag = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
             let fourCC = planned.sampleEntry?.restoredType ?? muxerTag
-            return MergeReport.Track(
+            var track = MergeReport.Track(
                 source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
-                start: planned.sourceStart, duration: plan.end - planned.sourceStart,
+                start: planned.sourceStart, duration: planned.end - planned.sourceStart,
                 packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
+            track.plays = planned.loop?.plays ?? 1
+            track.damagedPackets = damagedPackets[index]
+            if index == 0, planned.end > planned.sourceEnd { track.heldLastFrame = planned.end - planned.sourceEnd }
+            return track
         }
         return MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,

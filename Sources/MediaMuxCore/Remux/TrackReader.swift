@@ -11,7 +11,9 @@ internal import CFFmpeg
 ///
 /// On the media's own timeline (`Timestamps.media`) the demuxer ignores the
 /// edit list, so the reader also drops what lies before the start: every
-/// packet decoded before the last keyframe shown at or before it.
+/// packet decoded before the last keyframe shown at or before it. A track
+/// with a `leadIn` (a soundtrack whose beginning is skipped) keeps only the
+/// packets before the start that prime the decoder.
 final class TrackReader {
     let demuxer: DemuxerHandle
     let streamIndex: Int32
@@ -22,9 +24,19 @@ final class TrackReader {
     private let rescales: Bool
     /// Output-timeline ticks (input time base) before which a packet is presented.
     private let endTick: Int64
+    /// Where the source's own content should reach: short of it, a file that ends is truncated.
+    private let sourceEndTick: Int64
+    /// Ticks of packets before the start kept to prime the decoder; nil keeps them all.
+    private let leadInTicks: Int64?
+    /// Packets wholly before the start, held while they may be needed to prime the decoder.
+    private var priming: [PacketBuffer] = []
+    private var primed = false
     private let originTick: Int64
     /// Audio frames are trimmed so that the last one ends exactly at the end.
     private let trimsLastDuration: Bool
+    /// PCM: bytes a sample takes in every channel, and the samples' time base,
+    /// so that a trimmed packet loses the samples past its new end.
+    private let pcmFrame: (bytes: Int32, tick: AVRational)?
     /// `.media`: ticks each DTS is lowered by, beyond undoing the demuxer's own shift.
     private let decodeShift: Int64?
     /// The demuxer's DTS of the first sample, which decodes at 0 on the media timeline.
@@ -58,7 +70,12 @@ final class TrackReader {
         rescales = av_cmp_q(inputTimeBase, timeBase) != 0
         originTick = track.origin.ticks(of: track.timeBase, rounding: .nearest)
         endTick = end.ticks(of: track.timeBase, rounding: .up)
+        sourceEndTick = min(end, track.sourceEnd).ticks(of: track.timeBase, rounding: .up)
+        leadInTicks = track.leadIn?.ticks(of: track.timeBase, rounding: .up)
         trimsLastDuration = track.trimsLastSample
+        let parameters = stream.pointee.codecpar.pointee
+        pcmFrame = track.codec.hasPrefix("pcm_") && parameters.block_align > 0 && parameters.sample_rate > 0
+            ? (parameters.block_align, AVRational(num: 1, den: parameters.sample_rate)) : nil
         if case .media(let shift) = track.timestamps {
             decodeShift = shift
             trimsLeadIn = true
@@ -102,7 +119,7 @@ final class TrackReader {
         }
         // Without a declared count, the packets themselves must reach the end (within a second of slack).
         let slack = MediaTime(1).ticks(in: timeBase)
-        guard contentEnd < endTick.saturatingSubtracting(slack) else { return }
+        guard contentEnd < sourceEndTick.saturatingSubtracting(slack) else { return }
         let seconds = fixedPoint(Double(max(contentEnd, 0)) * av_q2d(timeBase), decimals: 3)
         throw MediaMuxError.damaged(path: demuxer.path, detail: "stream \(streamIndex) stops at \(seconds) s, before its declared end")
     }
@@ -118,7 +135,7 @@ final class TrackReader {
     func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>) {
         let reach = endTick.saturatingSubtracting(packet.pointee.dts)
         if trimsLastDuration {
-            packet.pointee.duration = reach
+            trim(packet, to: reach)
         } else if packet.pointee.duration < reach {
             packet.pointee.duration = reach
         }
@@ -133,6 +150,7 @@ final class TrackReader {
             undated.removeAll()
             leftovers.forEach(accept)
             endLeadIn()
+            endPriming()
             reachedEndOfFile = true
             finish(returning: buffer)
             return
@@ -206,7 +224,31 @@ final class TrackReader {
             return
         }
         if trimsLeadIn, holdsInLeadIn(buffer) { return }
+        if let leadInTicks, !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
         cut(buffer)
+    }
+
+    /// Holds a packet that ends at or before the start, dropping the held
+    /// ones no longer needed: those before the last that starts `leadIn`
+    /// or more before it. The first packet past the start releases them.
+    private func holdsForPriming(_ buffer: PacketBuffer, leadIn: Int64) -> Bool {
+        let packet = buffer.pointer.pointee
+        guard packet.pts.saturatingAdding(max(packet.duration, 0)) <= 0 else {
+            endPriming()
+            return false
+        }
+        priming.append(buffer)
+        while priming.count > 1, priming[1].pointer.pointee.pts <= -leadIn {
+            spare.append(priming.removeFirst())
+        }
+        return true
+    }
+
+    private func endPriming() {
+        primed = true
+        let held = priming
+        priming.removeAll()
+        held.forEach(cut)
     }
 
     /// Before the start (0 on the output timeline) only the packets from the
@@ -251,11 +293,22 @@ final class TrackReader {
             return
         }
         if trimsLastDuration, packet.pointee.pts.saturatingAdding(packet.pointee.duration) > endTick {
-            packet.pointee.duration = endTick - packet.pointee.pts
+            trim(packet, to: endTick - packet.pointee.pts)
         }
         ready.append(contentsOf: waiting)
         waiting.removeAll(keepingCapacity: true)
         ready.append(buffer)
+    }
+
+    /// Shortens an audio packet to `duration`. Players trim a coded frame
+    /// by its duration; PCM's samples are its bytes, so they go too, and the
+    /// sample tables agree with the media.
+    func trim(_ packet: UnsafeMutablePointer<AVPacket>, to duration: Int64) {
+        packet.pointee.duration = max(duration, 0)
+        guard let pcmFrame else { return }
+        let samples = av_rescale_q(packet.pointee.duration, timeBase, pcmFrame.tick)
+        let bytes = samples * Int64(pcmFrame.bytes)
+        if bytes < Int64(packet.pointee.size) { av_shrink_packet(packet, Int32(bytes)) }
     }
 
     /// Sets the keyframe flag on a packet whose bitstream starts a coded

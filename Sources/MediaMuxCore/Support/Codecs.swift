@@ -35,6 +35,8 @@ package final class FrameBuffer {
 package final class DecoderHandle {
     package let context: UnsafeMutablePointer<AVCodecContext>
     package let path: String
+    /// Packets or frames the decoder rejected as damaged, and passed over.
+    package private(set) var rejectedPackets = 0
 
     package init(stream: UnsafeMutablePointer<AVStream>, path: String, threads: Int = 0) throws {
         self.path = path
@@ -69,7 +71,10 @@ package final class DecoderHandle {
         if code == CFFmpeg_AVERROR_EAGAIN() { return false }
         if code == CFFmpeg_AVERROR_EOF() { return true }
         // A damaged packet is the decoder's business; frames that decode still count.
-        if code == CFFmpeg_AVERROR_INVALIDDATA() { return true }
+        if code == CFFmpeg_AVERROR_INVALIDDATA() {
+            rejectedPackets += 1
+            return true
+        }
         try ffmpegCheck(code, "decoding", path: path)
         return true
     }
@@ -80,7 +85,10 @@ package final class DecoderHandle {
             if code == CFFmpeg_AVERROR_EAGAIN() { return .needsInput }
             if code == CFFmpeg_AVERROR_EOF() { return .finished }
             // A damaged frame (reported here with frame threads) is passed over, as from send().
-            if code == CFFmpeg_AVERROR_INVALIDDATA() { continue }
+            if code == CFFmpeg_AVERROR_INVALIDDATA() {
+                rejectedPackets += 1
+                continue
+            }
             try ffmpegCheck(code, "decoding", path: path)
             return .frame
         }

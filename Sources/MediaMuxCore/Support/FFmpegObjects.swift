@@ -169,6 +169,26 @@ package final class DemuxerHandle {
         }
     }
 
+    /// Goes back to the first packet of stream `index`, to read it again:
+    /// the first in the container's index where there is one, since the
+    /// stream's start time can lie after packets that prime the decoder
+    /// (AAC's priming, placed before zero by an edit list).
+    package func rewind(_ index: Int) throws {
+        let target: Int64
+        if let first = avformat_index_get_entry(stream(index), 0) {
+            target = first.pointee.timestamp
+        } else {
+            let start = stream(index).pointee.start_time
+            target = start == noTimestamp ? 0 : start
+        }
+        var code = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
+        if code < 0 { code = avformat_seek_file(context, Int32(index), Int64.min, Int64.min, Int64.min, 0) }
+        if code < 0 {
+            let said = FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(code)
+            throw MediaMuxError.damaged(path: path, detail: "going back to its start to play it again failed (\(said))")
+        }
+    }
+
     /// Reads the next packet of stream `index`, passing over any other. False at the end.
     package func read(into packet: PacketBuffer, of index: Int) throws -> Bool {
         while try read(into: packet) {

@@ -11,6 +11,19 @@ enum Chromium {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium", "/usr/bin/google-chrome"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// A page script function: the picture a video element shows, drawn on a
+    /// canvas (returned, with its 2D context) and hashed (FNV-1a over its RGBA bytes, in hex).
+    static let pictureScript = """
+        function picture(v) {
+          const c = document.createElement("canvas"); c.width = v.videoWidth; c.height = v.videoHeight;
+          const g = c.getContext("2d"); g.drawImage(v, 0, 0);
+          const d = g.getImageData(0, 0, c.width, c.height).data;
+          let h = 0x811c9dc5;
+          for (let i = 0; i < d.length; i++) { h ^= d[i]; h = Math.imul(h, 0x01000193) >>> 0; }
+          return { canvas: c, context: g, hash: h.toString(16) };
+        }
+        """
+
     /// Loads `page` (a file) and returns the text of its `<pre id=out>` once
     /// the page's scripts have had `budget` milliseconds of virtual time.
     static func run(page: String, budget: Int = 10_000) throws -> String {

@@ -1,0 +1,78 @@
+import MediaMuxBase
+
+/// Pure: where the soundtrack sits on the output's timeline and where each
+/// track and the output end.
+extension MergePlanner {
+    /// How much of a skipped beginning is kept before the output's zero to
+    /// prime the decoder: one frame for AAC's overlap, 80 ms for Opus, a few
+    /// frames of MP3's bit reservoir. The edit list hides it.
+    package static let leadIn = MediaTime(value: 1, timescale: 10)
+
+    /// Codecs whose every packet decodes alone, with no priming and no
+    /// overlap with its neighbours: their packets can be repeated by copy.
+    package static func repeatsByCopy(_ codec: String) -> Bool {
+        codec == "alac" || codec.hasPrefix("pcm_")
+    }
+
+    /// The soundtrack moved by `offset`: later (the edit list's empty edit
+    /// waits), or earlier by skipping its beginning.
+    static func offset(_ track: MergePlan.Track, by offset: MediaTime, path: String) throws -> MergePlan.Track {
+        guard offset.value != 0 else { return track }
+        var moved = track
+        moved.origin = track.origin - offset
+        moved.sourceEnd = track.sourceEnd + offset
+        let start = track.sourceStart + offset
+        guard moved.sourceEnd > .zero() else {
+            throw MediaMuxError.invalidOption(
+                "\(path): an offset of \(offset.secondsText()) s skips all of its \((track.sourceEnd - track.sourceStart).secondsText()) s")
+        }
+        if start < .zero() {
+            moved.sourceStart = .zero()
+            moved.leadIn = leadIn
+        } else {
+            moved.sourceStart = start
+        }
+        return moved
+    }
+
+    /// The output's end, why, and how the soundtrack reaches it.
+    struct Ending: Equatable {
+        var end: MediaTime
+        var reason: MergePlan.EndReason
+        /// Where the soundtrack's presentation ends.
+        var audioEnd: MediaTime
+        var loop: MergePlan.Loop?
+    }
+
+    /// Decides the end from the tracks as placed. `period` is one play of the
+    /// soundtrack, for repeating it.
+    static func ending(
+        video: MergePlan.Track, audio: MergePlan.Track, period: MediaTime, policy: EndPolicy, loops: Bool, path: String
+    ) throws -> Ending {
+        let videoEnd = video.sourceEnd
+        let audioEnd = audio.sourceEnd
+        if loops && policy == .audio {
+            throw MediaMuxError.invalidOption(
+                "\(path): the audio can repeat only up to the end of the video, not when the output ends with the audio")
+        }
+        if audioEnd == videoEnd {
+            return Ending(end: videoEnd, reason: .sameLength, audioEnd: audioEnd)
+        }
+        if videoEnd < audioEnd {
+            switch policy {
+            case .shortest, .video: return Ending(end: videoEnd, reason: .videoEndsFirst, audioEnd: videoEnd)
+            case .audio: return Ending(end: audioEnd, reason: .lastFrameHeld, audioEnd: audioEnd)
+            }
+        }
+        // The soundtrack ends first.
+        if loops {
+            // The first play ends at `audioEnd`; each repeat adds a period.
+            let plays = 1 + Int((videoEnd - audioEnd).ticks(of: period, rounding: .up))
+            return Ending(end: videoEnd, reason: .audioRepeated, audioEnd: videoEnd, loop: MergePlan.Loop(period: period, plays: plays))
+        }
+        switch policy {
+        case .shortest, .audio: return Ending(end: audioEnd, reason: .audioEndsFirst, audioEnd: audioEnd)
+        case .video: return Ending(end: videoEnd, reason: .audioStopsEarly, audioEnd: audioEnd)
+        }
+    }
+}
