@@ -35,9 +35,11 @@ demo: build
 
 # The CLI's download tests serve files with python3's http.server; the
 # browser tests play outputs in headless Chromium, the player tests in
-# GStreamer (qtdemux, decodebin, gst-libav's decoders).
+# GStreamer (qtdemux, decodebin, gst-libav's decoders); the loudness tests
+# measure outputs with the ffmpeg CLI's ebur128, independently of MediaMux.
 test: deps
 	@command -v python3 >/dev/null || bash .ci/install-deps.sh python3
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash .ci/install-deps.sh chromium || bash .ci/install-deps.sh chromium-browser
 	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
+	@command -v ffmpeg >/dev/null || bash .ci/install-deps.sh ffmpeg
 	swift test

@@ -49,6 +49,12 @@ let package = Package(
         ),
         // FFmpeg's log callback, which keeps state, in C.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
+        // libavfilter's audio graphs (volume, fades, loudness), opened with dlopen on first use:
+        // linked outright it would map 11.5 MiB of libraries into every process. Its headers
+        // come from libavfilter-dev; nothing links -lavfilter.
+        .target(
+            name: "CFFmpegFilter", dependencies: ["CFFmpeg"],
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // Times, errors, the MP4 box reader, temporary outputs, the runtime (thread pool, logger): no C of its own, no FFmpeg.
         .target(
             name: "MediaMuxBase",
@@ -77,7 +83,7 @@ let package = Package(
         .target(
             name: "MediaMuxCore",
             dependencies: [
-                "MediaMuxBase", "CFFmpeg", "CFFmpegLog", "CFFmpegResample",
+                "MediaMuxBase", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegFilter",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the FFmpeg development packages MediaMux builds against, if missing.
 set -euo pipefail
-packages=(libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev pkg-config "$@")
+packages=(libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev libavfilter-dev pkg-config "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

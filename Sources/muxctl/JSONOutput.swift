@@ -30,6 +30,14 @@ struct MergeSummary: Encodable {
         var heldLastFrame: Double?
         /// Packets that could not be decoded and were skipped (absent when none).
         var damagedPackets: Int?
+        /// Audio brought to a loudness: as measured, and the gain applied.
+        var loudness: Loudness?
+    }
+    struct Loudness: Encodable {
+        var measuredLUFS: Double
+        var truePeakDBTP: Double?
+        var gainDB: Double
+        var limited: Bool
     }
     struct Transcoded: Encodable {
         var from: String
@@ -77,7 +85,10 @@ struct MergeSummary: Encodable {
                   },
                   plays: t.plays > 1 ? t.plays : nil,
                   heldLastFrame: t.heldLastFrame.value > 0 ? t.heldLastFrame.seconds : nil,
-                  damagedPackets: t.damagedPackets > 0 ? t.damagedPackets : nil)
+                  damagedPackets: t.damagedPackets > 0 ? t.damagedPackets : nil,
+                  loudness: t.loudness.map {
+                      Loudness(measuredLUFS: $0.measured, truePeakDBTP: $0.truePeak.isFinite ? $0.truePeak : nil, gainDB: $0.gain, limited: $0.limited)
+                  })
         }
         output = report.output
         duration = report.duration.seconds

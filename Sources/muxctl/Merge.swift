@@ -95,6 +95,22 @@ extension MuxCtl {
             help: ArgumentHelp("Start the audio this many seconds later, or skip this many seconds of its beginning when negative (-2.5).", valueName: "seconds"))
         var audioOffset: Double?
 
+        @Option(parsing: .unconditional, help: ArgumentHelp("Change the audio's level by this many dB (-6 halves it). Implies encoding.", valueName: "db"))
+        var volume: Double?
+
+        @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade the audio in over this many seconds. Implies encoding.", valueName: "seconds"))
+        var fadeIn: Double?
+
+        @Option(name: .customLong("fade-out"), help: ArgumentHelp("Fade the audio out over this many seconds before it ends. Implies encoding.", valueName: "seconds"))
+        var fadeOut: Double?
+
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp(
+                "Bring the audio to this integrated loudness (EBU R128), e.g. -16: measured first, then one gain, true peaks kept under -1 dBTP. Implies encoding.",
+                valueName: "lufs"))
+        var loudness: Double?
+
         @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
         var preview: String?
 
@@ -117,6 +133,11 @@ extension MuxCtl {
             if let previewEvery, !(previewEvery > 0 && previewEvery.isFinite) { throw ValidationError("--preview-every must be more than 0 seconds") }
             if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
             if let audioOffset, !(audioOffset.isFinite && abs(audioOffset) < 1e9) { throw ValidationError("--audio-offset must be a number of seconds") }
+            for (name, value) in [("--volume", volume), ("--fade-in", fadeIn), ("--fade-out", fadeOut), ("--loudness", loudness)] {
+                if let value, !value.isFinite { throw ValidationError("\(name) must be a number") }
+            }
+            if let fadeIn, fadeIn < 0 { throw ValidationError("--fade-in must be 0 seconds or more") }
+            if let fadeOut, fadeOut < 0 { throw ValidationError("--fade-out must be 0 seconds or more") }
             if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
         }
 
@@ -127,7 +148,8 @@ extension MuxCtl {
                 rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata, end: end,
                 audio: AudioOptions(
                     codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
-                    offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio))
+                    offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
+                    fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness))
             let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
@@ -181,6 +203,10 @@ func describe(_ report: MergeReport) -> String {
         let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
         var extra = track.plays > 1 ? ", played \(track.plays) times" : ""
         if track.heldLastFrame.value > 0 { extra += ", last frame held \(track.heldLastFrame.secondsText()) s" }
+        if let loudness = track.loudness {
+            extra += ", loudness \(fixedPoint(loudness.measured, decimals: 1)) LUFS, gain \(loudness.gain >= 0 ? "+" : "")\(fixedPoint(loudness.gain, decimals: 1)) dB"
+            if loudness.limited { extra += ", peaks limited" }
+        }
         return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start)\(extra), \(how)"
     }
     return ([

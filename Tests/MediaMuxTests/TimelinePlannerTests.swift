@@ -163,3 +163,65 @@ struct TimelinePlannerTests {
         #expect(large - small >= 2 * 100 * 12)
     }
 }
+
+/// Volume, fades and loudness in the planner: each is a reason to encode,
+/// none goes with copying, and their values and lengths are checked; and the
+/// filters execution runs for them.
+struct AudioEffectsPlannerTests {
+    let planner = MergePlanner(canStore: muxerAccepts)
+
+    func plan(_ options: AudioOptions, seconds: Int64 = 4) throws -> MergePlan {
+        try planner.plan(
+            video: TimelinePlannerTests.video, audio: TimelinePlannerTests.soundtrack(seconds: seconds), output: "o.mp4",
+            outputFacts: PlannerTests.freshOutput, options: MergeOptions(audio: options))
+    }
+
+    @Test(arguments: [
+        (AudioOptions(volume: -6), "set to -6.0 dB"),
+        (AudioOptions(fadeIn: 2), "faded in over 2.000 s"),
+        (AudioOptions(fadeOut: 1.5), "faded out over 1.500 s"),
+        (AudioOptions(loudness: -16), "brought to -16.0 LUFS"),
+        (AudioOptions(volume: 3, fadeIn: 1, fadeOut: 1), "set to 3.0 dB, faded in over 1.000 s, faded out over 1.000 s"),
+    ])
+    func effectsAreReasonsToEncode(_ options: AudioOptions, _ reason: String) throws {
+        let encoding = try #require(try plan(options).audio.encoding)
+        #expect(encoding.reason == reason)
+        #expect(encoding.effects == options.effects)
+    }
+
+    @Test func refusals() throws {
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and set to -6.0 dB at once")) {
+            try plan(AudioOptions(codec: .copy, volume: -6))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: a volume and a loudness both set the level; choose one")) {
+            try plan(AudioOptions(volume: -6, loudness: -16))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: a volume of 80.0 dB is out of range (-60 to 40 dB)")) {
+            try plan(AudioOptions(volume: 80))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: a loudness of 3.0 LUFS is out of range (-70 to -5 LUFS)")) {
+            try plan(AudioOptions(loudness: 3))
+        }
+        #expect(throws: MediaMuxError.invalidOption("song.m4a: a fade out of 5.000 s is longer than the 4.000 s it plays for")) {
+            try plan(AudioOptions(fadeOut: 5))
+        }
+        // The length that counts is the one played: skipped by an offset, 3 s are left.
+        #expect(throws: MediaMuxError.invalidOption("song.m4a: a fade in of 3.500 s is longer than the 3.000 s it plays for")) {
+            try plan(AudioOptions(offset: -1, fadeIn: 3.5))
+        }
+    }
+
+    /// The filters, positioned to the sample.
+    @Test func filters() {
+        let effects = AudioEffects(volume: -6, fadeIn: 0.5, fadeOut: 1)
+        #expect(effects.filters(samples: 144_000, rate: 48000, adjustment: nil)
+            == "volume=-6.0000dB,afade=t=in:ss=0:ns=24000,afade=t=out:ss=96000:ns=48000")
+        #expect(AudioEffects().filters(samples: 144_000, rate: 48000, adjustment: nil) == nil)
+        let loud = AudioEffects(loudness: -16)
+        let gentle = LoudnessAdjustment(measured: -20, truePeak: -8, gain: 4, limited: false)
+        #expect(loud.filters(samples: 1000, rate: 44100, adjustment: gentle) == "volume=4.0000dB")
+        let limited = LoudnessAdjustment(measured: -30, truePeak: -3, gain: 14, limited: true)
+        #expect(loud.filters(samples: 1000, rate: 44100, adjustment: limited)
+            == "volume=14.0000dB,aresample=176400,alimiter=limit=0.794328:level=false:latency=true:attack=1:release=100,aresample=44100")
+    }
+}

@@ -106,6 +106,12 @@ struct MergeErrorTests {
              blame: .audio, status: 2, message: "starts it at 5.000 s, after the video ends at 4.000 s"),
         Case(label: "--loop-audio --audio-codec copy of AAC", extra: ["--loop-audio", "--audio-codec", "copy"],
              blame: .output, status: 2, message: "AAC cannot repeat by copy"),
+        Case(label: "--volume with --audio-codec copy", extra: ["--volume", "-3", "--audio-codec", "copy"],
+             blame: .output, status: 2, message: "the audio cannot be copied and set to -3.0 dB at once"),
+        Case(label: "--volume with --loudness", extra: ["--volume", "-3", "--loudness", "-16"],
+             blame: .output, status: 2, message: "a volume and a loudness both set the level; choose one"),
+        Case(label: "--fade-out longer than the audio", extra: ["--fade-out", "3"],
+             blame: .audio, status: 2, message: "a fade out of 3.000 s is longer than the 2.000 s it plays for"),
     ]
 
     static let outputProblems: [Case] = [
@@ -155,6 +161,8 @@ struct MergeErrorTests {
         (["--end", "longest"], "longest"),
         (["--audio-offset", "soon"], "--audio-offset"),
         (["--loop-audio", "--end", "audio"], "--loop-audio"),
+        (["--fade-in", "-1"], "--fade-in"),
+        (["--volume", "loud"], "--volume"),
         (["--no-such-flag"], "--no-such-flag"),
     ])
     func usageErrors(_ extra: [String], _ mentioned: String) async throws {

@@ -165,6 +165,27 @@ struct MergeSuccessTests {
         #expect(later.stdout.contains("end: the whole video; the audio stops early"), "\(later)")
     }
 
+    /// `--volume`, `--fade-in`, `--fade-out` and `--loudness` (negative values as typed).
+    @Test func levelEffects() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("out.mp4")
+        let video = MuxCtl.fixture("h264_26s_2fps.mp4")
+        let faded = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--volume", "-6", "--fade-in", "1", "--fade-out", "2"])
+        #expect(faded.exited && faded.status == 0, "\(faded)")
+        #expect(faded.stdout.contains("aac -> aac 192 kb/s (set to -6.0 dB, faded in over 1.000 s, faded out over 2.000 s)"), "\(faded)")
+
+        let loud = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--force", "--loudness", "-16", "--json"])
+        #expect(loud.exited && loud.status == 0, "\(loud)")
+        let report = try #require(jsonObject(loud.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let audio = try #require(report["audio"] as? [String: Any])
+        let loudness = try #require(audio["loudness"] as? [String: Any], "\(audio)")
+        let measured = try #require(number(loudness["measuredLUFS"]))
+        #expect(abs((number(loudness["gainDB"]) ?? 0) - (-16 - measured)) < 0.001)
+        #expect(loudness["limited"] as? Bool == false)
+        #expect((audio["transcoded"] as? [String: Any])?["reason"] as? String == "brought to -16.0 LUFS")
+    }
+
     @Test("relative paths work from the current folder", arguments: [["-q"], ["--json"]])
     func relativePaths(_ flags: [String]) async throws {
         let scratch = try Scratch()

@@ -15,6 +15,15 @@ package func makeAudioFrame(
     return frame
 }
 
+/// A planar float frame of `samples` samples of silence.
+package func makeSilence(samples: Int32, layout: UnsafePointer<AVChannelLayout>, rate: Int32, path: String) throws -> FrameBuffer {
+    let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: layout, rate: rate, path: path)
+    try ffmpegCheck(
+        av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, layout.pointee.nb_channels, AV_SAMPLE_FMT_FLTP),
+        "allocating audio", path: path)
+    return silence
+}
+
 /// Planar pointers of a frame, as the audio APIs take them.
 package func planePointers(_ frame: FrameBuffer, offset samples: Int = 0, bytesPerSample: Int = 0) -> [UnsafeMutableRawPointer?] {
     let data = frame.pointer.pointee.data

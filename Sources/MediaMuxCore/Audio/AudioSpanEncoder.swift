@@ -1,29 +1,11 @@
 import MediaMuxBase
 package import CFFmpeg
 
-/// One span of an audio stream, encoded AAC to the sample: decoded from a
-/// reader of the input given to it alone, resampled to the encoder's rate and channel
-/// layout (libswresample's standard matrices for down- and upmixing), cut to
-/// the span, encoded. Output sample 0 is the source's sample at `zero` on
-/// the source's own timeline; a source that starts after it gets silence
-/// first. Samples are placed by their timestamps, so a packet the decoder
-/// rejects leaves silence in its place rather than pulling the rest early.
-/// Looping, the source plays again from its start every period until the
-/// span is full, each play cut where the source ends. Used for merged soundtracks and for preview clips.
+/// One span of an audio stream encoded AAC to the sample: the span's
+/// samples (`AudioSpanReader`), through libavfilter's filters when the level
+/// changes, into libavcodec's encoder. Used for merged soundtracks and for
+/// preview clips.
 package final class AudioSpanEncoder {
-    /// A source played again and again.
-    package struct Loop: Sendable, Equatable {
-        /// Where its first sample lies on its own timeline.
-        package var start: MediaTime
-        /// One play's length.
-        package var period: MediaTime
-
-        package init(start: MediaTime, period: MediaTime) {
-            self.start = start
-            self.period = period
-        }
-    }
-
     package struct Settings: Sendable, Equatable {
         package var sampleRate: Int
         package var channels: Int
@@ -36,215 +18,131 @@ package final class AudioSpanEncoder {
         }
     }
 
-    private let input: String
     private let output: String
-    private let demuxer: DemuxerHandle
-    private let decoder: DecoderHandle
+    private let reader: AudioSpanReader
     private let encoder: EncoderHandle
-    private let resampler: Resampler
-    private let queue: SampleQueue
-    private let packet: PacketBuffer
-    private let decoded: FrameBuffer
-    private let cancellation: CancellationFlag
-    private let streamIndex: Int
-    private let timeBase: AVRational
-    private let zero: MediaTime
-    private let rate: Int32
+    /// The level's filters, and the samples they have handed out waiting for the encoder.
+    private let filters: AudioFilterGraph?
+    private let filtered: SampleQueue?
+    private let filteredFrame: FrameBuffer
     private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
-    private var sampleTick: MediaTime { MediaTime(value: 1, timescale: Int64(rate)) }
-    /// The span's length in samples.
-    package let totalSamples: Int64
-    /// Where the resampled output begins on the span's timeline, in samples (from the first frame).
-    private var firstSample: Int64?
-    private var resampled: Int64 = 0
-    private var queued: Int64 = 0
     private var encodedSamples: Int64 = 0
-    private var inputDone = false
-    /// When it loops: where the source's first sample lies on its own
-    /// timeline, and one play's length.
-    private let loop: Loop?
-    /// Plays begun, the first included: the current one starts `(plays - 1) * period` later.
-    private var plays: Int64 = 1
-    private var queuedAtPlayStart: Int64 = 0
-    /// Where the next decoded frame should start, in the stream's time base, were none missing.
-    private var nextTimestamp: Int64?
-    /// How far a frame may start after the previous one's end without being
-    /// taken for missing samples: timestamps rounded to milliseconds (WebM) wobble.
-    private static let timestampJitter = MediaTime(value: 3, timescale: 1000)
+    private var filtersDrained = false
 
+    /// The span's length in samples.
+    package var totalSamples: Int64 { reader.totalSamples }
     /// The encoder, for the muxer's stream parameters.
     package var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
     /// Samples of the source in the span (silence not counted).
-    package private(set) var sourceSamples: Int64 = 0
+    package var sourceSamples: Int64 { reader.sourceSamples }
     /// Samples of silence put where the source had none: gaps, and the decoder's rejected packets.
-    package private(set) var silenceSamples: Int64 = 0
+    package var silenceSamples: Int64 { reader.silenceSamples }
     /// Packets the decoder rejected as damaged.
-    package var damagedPackets: Int { decoder.rejectedPackets }
+    package var damagedPackets: Int { reader.damagedPackets }
 
     /// - Parameters:
     ///   - demuxer: the input, which this reads from now on (it discards the other streams).
     ///   - zero: the time on the source's timeline (its stream's timestamps) of output sample 0.
     ///   - samples: the span's length in samples at the encoded rate.
-    ///   - loop: repeat the source every `period` from `start` (on its own timeline) until the span is full; nil plays it once.
+    ///   - loop: repeat the source until the span is full; nil plays it once.
+    ///   - filters: libavfilter filters to run the samples through before encoding (`AudioEffects.filters`).
     ///   - output: the file written, named by encoder errors.
     package init(
-        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, loop: Loop? = nil,
-        settings: Settings, output: String, globalHeaders: Bool, cancellation: CancellationFlag
+        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, loop: AudioSpanReader.Loop? = nil,
+        filters: String? = nil, settings: Settings, output: String, globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
-        input = demuxer.path
         self.output = output
-        self.cancellation = cancellation
-        self.zero = zero
-        self.streamIndex = streamIndex
-        rate = Int32(settings.sampleRate)
-        totalSamples = samples
-        self.loop = loop
-        self.demuxer = demuxer
-        let stream = try demuxer.plannedStream(streamIndex, kind: .audio)
-        timeBase = stream.pointee.time_base
-        demuxer.keepOnly(streamIndex)
-        decoder = try DecoderHandle(stream: stream, path: input, threads: 1)
-        packet = try PacketBuffer()
-        decoded = try FrameBuffer()
-
+        reader = try AudioSpanReader(
+            demuxer: demuxer, streamIndex: streamIndex, zero: zero, samples: samples, loop: loop,
+            rate: Int32(settings.sampleRate), channels: settings.channels, cancellation: cancellation)
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
         }
         encoder = try EncoderHandle(codec: codec, path: output)
         let made = encoder.context
         made.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        made.pointee.sample_rate = rate
+        made.pointee.sample_rate = reader.rate
         av_channel_layout_default(&made.pointee.ch_layout, Int32(settings.channels))
         made.pointee.bit_rate = Int64(settings.bitRate)
-        made.pointee.time_base = AVRational(num: 1, den: rate)
+        made.pointee.time_base = AVRational(num: 1, den: reader.rate)
         if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         try ffmpegCheck(encoder.open(), "opening the AAC encoder", path: output)
-        resampler = try Resampler(layout: &made.pointee.ch_layout, format: AV_SAMPLE_FMT_FLTP, rate: rate, path: input)
-        queue = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(settings.channels), path: input)
-
-        // Start a little before the span: every audio packet is a keyframe, but
-        // the first frame decoded after a seek lacks the overlap of the one
-        // before it (MDCT codecs), so that frame falls before the span and is cut.
-        let preRoll = MediaTime(value: 1, timescale: 4)
-        if zero > preRoll {
-            let target = (zero - preRoll).ticks(in: timeBase, rounding: .down)
-            _ = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, AVSEEK_FLAG_BACKWARD)
+        filteredFrame = try FrameBuffer()
+        if let filters {
+            self.filters = try AudioFilterGraph(filters: filters, rate: reader.rate, layout: &made.pointee.ch_layout, path: demuxer.path)
+            filtered = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(settings.channels), path: demuxer.path)
+        } else {
+            self.filters = nil
+            filtered = nil
         }
     }
+
+    private var frameSize: Int { Int(max(encoder.context.pointee.frame_size, 1)) }
+    /// Samples ready for the encoder.
+    private var ready: Int { filtered?.count ?? reader.queue.count }
 
     /// Encodes the span up to output sample `sample` (all of it for nil),
     /// handing each packet to `write` in the encoder's time base.
     package func encode(until sample: Int64?, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         let wanted = min(totalSamples, max(0, sample ?? totalSamples))
-        while !inputDone && encodedSamples + Int64(queue.count) < wanted {
-            try readMore()
+        while encodedSamples + Int64(ready) < wanted && !(reader.isDone && reader.queue.count == 0) {
+            try reader.fill(to: reader.queue.count + frameSize)
+            try filterQueued()
+            if reader.isDone && filters == nil { break }
         }
-        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
-        while queue.count >= frameSize {
-            try encodeChunk(Int32(frameSize), write: write)
+        while ready >= frameSize && encodedSamples < totalSamples {
+            try encodeChunk(Int32(min(Int64(frameSize), totalSamples - encodedSamples)), write: write)
         }
     }
 
-    /// Encodes what is queued and drains the encoder. With `padding`, a
+    /// Encodes the rest of the span and drains the encoder. With `padding`, a
     /// source that ended early is followed by silence up to the span's end.
     package func finish(padding: Bool = false, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         try encode(until: nil, write: write)
-        if padding, queued < totalSamples { try queueSilence(Int32(clamping: totalSamples - queued)) }
-        let frameSize = Int(max(encoder.context.pointee.frame_size, 1))
-        while queue.count > 0 {
-            try encodeChunk(Int32(min(queue.count, frameSize)), write: write)
+        if padding { try reader.padToEnd() }
+        try filterQueued()
+        if let filters, !filtersDrained {
+            try filters.send(nil)
+            try collectFiltered()
+            filtersDrained = true
+            // Filters may hand out a few samples fewer than they took (resampling's edges): the span keeps its length.
+            if padding, let filtered, encodedSamples + Int64(filtered.count) < totalSamples {
+                let missing = Int32(clamping: totalSamples - encodedSamples - Int64(filtered.count))
+                try filtered.append(try makeSilence(samples: missing, layout: &encoder.context.pointee.ch_layout, rate: reader.rate, path: output),
+                                    from: 0, samples: missing, bytesPerSample: bytesPerSample)
+            }
+        }
+        while ready > 0 && encodedSamples < totalSamples {
+            try encodeChunk(Int32(min(Int64(min(ready, frameSize)), totalSamples - encodedSamples)), write: write)
         }
         try encoder.encode(nil, what: "audio", write: write)
     }
 
-    /// Decodes one packet's worth and queues its samples that fall inside the span.
-    private func readMore() throws {
-        if cancellation.isRaised { throw MediaMuxError.cancelled(path: input) }
-        switch try decoder.receive(into: decoded) {
-        case .frame:
-            let timestamp = decoded.timestamp
-            if firstSample == nil {
-                let playStart = loop.map { MediaTime(ticks: plays - 1, of: $0.period) } ?? .zero()
-                firstSample = (MediaTime(ticks: timestamp ?? 0, in: timeBase) + playStart - zero)
-                    .ticks(of: sampleTick, rounding: .nearest)
-            } else if let timestamp, let expected = nextTimestamp, timestamp > expected {
-                // Samples missing from the source (a packet the decoder rejected): keep the rest in place.
-                let gap = MediaTime(ticks: timestamp - expected, in: timeBase)
-                if gap > Self.timestampJitter {
-                    resampled += gap.ticks(of: sampleTick, rounding: .nearest)
-                }
-            }
-            let sourceRate = max(decoded.pointer.pointee.sample_rate, 1)
-            nextTimestamp = timestamp.map {
-                $0 + av_rescale_q(Int64(decoded.pointer.pointee.nb_samples), AVRational(num: 1, den: sourceRate), timeBase)
-            }
-            try keep(resampler.convert(decoded))
-        case .finished:
-            if let rest = try resampler.flush() { try keep(rest) }
-            if loop != nil, !inputDone { try startNextPlay() } else { inputDone = true }
-        case .needsInput:
-            if try demuxer.read(into: packet, of: streamIndex) {
-                _ = try decoder.send(packet.pointer)
-            } else {
-                _ = try decoder.send(nil)
-            }
-        }
+    /// Moves what the reader has queued through the filters.
+    private func filterQueued() throws {
+        guard let filters, reader.queue.count > 0 else { return }
+        let count = Int32(reader.queue.count)
+        let frame = try reader.take(count)
+        frame.pointer.pointee.pts = reader.queued - Int64(count)
+        try filters.send(frame)
+        try collectFiltered()
     }
 
-    /// Reads the source again from its start for the next play.
-    private func startNextPlay() throws {
-        guard queued > queuedAtPlayStart else {
-            throw MediaMuxError.damaged(path: input, detail: "a repeat of the audio decoded to nothing to play again")
+    private func collectFiltered() throws {
+        guard let filters, let filtered else { return }
+        while try filters.receive(into: filteredFrame) {
+            try filtered.append(filteredFrame, from: 0, samples: filteredFrame.pointer.pointee.nb_samples, bytesPerSample: bytesPerSample)
         }
-        try demuxer.rewind(streamIndex)
-        decoder.flush()
-        resampler.restart()
-        plays += 1
-        queuedAtPlayStart = queued
-        firstSample = nil
-        nextTimestamp = nil
-        resampled = 0
-    }
-
-    /// Queues the part of a resampled frame that lies inside the span, after
-    /// silence for any gap before it; what overlaps samples already queued is
-    /// dropped.
-    private func keep(_ frame: FrameBuffer) throws {
-        let count = Int64(frame.pointer.pointee.nb_samples)
-        let position = (firstSample ?? 0) + resampled
-        resampled += count
-        let from = max(position, queued)
-        var end = min(position + count, totalSamples)
-        if let loop {
-            // The source's samples past its end (an encoder's flush, which its edit list hid) are not played.
-            let playEnd = (loop.start + MediaTime(ticks: plays, of: loop.period) - zero).ticks(of: sampleTick, rounding: .nearest)
-            end = min(end, playEnd)
-        }
-        if end >= totalSamples { inputDone = true }
-        guard end > from else { return }
-        if from > queued {
-            let gap = from - queued
-            try queueSilence(Int32(clamping: gap))
-            if queued > gap { silenceSamples += gap }
-        }
-        try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
-        queued += end - from
-        sourceSamples += end - from
-    }
-
-    private func queueSilence(_ samples: Int32) throws {
-        guard samples > 0 else { return }
-        let silence = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: input)
-        try ffmpegCheck(
-            av_samples_set_silence(silence.pointer.pointee.extended_data, 0, samples, encoder.context.pointee.ch_layout.nb_channels, AV_SAMPLE_FMT_FLTP),
-            "allocating audio", path: input)
-        try queue.append(silence, from: 0, samples: samples, bytesPerSample: bytesPerSample)
-        queued += Int64(samples)
     }
 
     private func encodeChunk(_ samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: rate, path: output)
-        try queue.take(samples, into: frame)
+        let frame: FrameBuffer
+        if let filtered {
+            frame = try makeAudioFrame(samples: samples, format: AV_SAMPLE_FMT_FLTP, layout: &encoder.context.pointee.ch_layout, rate: reader.rate, path: output)
+            try filtered.take(samples, into: frame)
+        } else {
+            frame = try reader.take(samples)
+        }
         frame.pointer.pointee.pts = encodedSamples
         encodedSamples += Int64(samples)
         try encoder.encode(frame.pointer, what: "audio", write: write)

@@ -31,11 +31,12 @@ extension MergePlanner {
             throw MediaMuxError.invalidOption(
                 "\(output): AAC cannot be encoded with \(channels) channels; choose 1-6 or 8")
         }
+        try Self.check(options.effects, output: output)
         let changes = [
             options.sampleRate.flatMap { $0 != stream.sampleRate ? "resampled to \($0) Hz" : nil },
             options.channels.flatMap { $0 != stream.channels ? "mixed to " + Self.channelWord($0) : nil },
             options.bitRate.map { "\($0 / 1000) kb/s asked for" },
-        ].compactMap { $0 }
+        ].compactMap { $0 } + options.effects.changes
 
         let reason: String
         switch options.codec {
@@ -74,9 +75,37 @@ extension MergePlanner {
             throw MediaMuxError.invalidOption(
                 "\(output): an AAC bit rate of \(bitRate / 1000) kb/s is out of range for \(channels) channels at \(rate) Hz (8-\(ceiling / 1000) kb/s)")
         }
-        return AudioEncoding(
+        var encoding = AudioEncoding(
             codec: "aac", sourceCodec: stream.codec, bitRate: bitRate, sampleRate: rate, channels: channels,
             sourceSampleRate: stream.sampleRate, sourceChannels: stream.channels, reason: reason)
+        encoding.effects = options.effects
+        return encoding
+    }
+
+    /// Level effects within what makes sense; their lengths against the track's are checked once it is placed.
+    static func check(_ effects: AudioEffects, output: String) throws {
+        guard effects.volume.isFinite, (-60...40).contains(effects.volume) else {
+            throw MediaMuxError.invalidOption("\(output): a volume of \(effects.volume) dB is out of range (-60 to 40 dB)")
+        }
+        if let loudness = effects.loudness {
+            guard loudness.isFinite, (-70 ... -5).contains(loudness) else {
+                throw MediaMuxError.invalidOption("\(output): a loudness of \(loudness) LUFS is out of range (-70 to -5 LUFS)")
+            }
+            if effects.volume != 0 {
+                throw MediaMuxError.invalidOption("\(output): a volume and a loudness both set the level; choose one")
+            }
+        }
+        if effects.fadeIn < .zero() || effects.fadeOut < .zero() {
+            throw MediaMuxError.invalidOption("\(output): a fade cannot last less than nothing")
+        }
+    }
+
+    /// Fades that fit the soundtrack as it plays in the output.
+    static func check(fadesOf effects: AudioEffects, playing length: MediaTime, path: String) throws {
+        for (name, fade) in [("fade in", effects.fadeIn), ("fade out", effects.fadeOut)] where fade > length {
+            throw MediaMuxError.invalidOption(
+                "\(path): a \(name) of \(fade.secondsText()) s is longer than the \(length.secondsText()) s it plays for")
+        }
     }
 
     /// Why the container cannot take the codec as it is, or nil when it can.

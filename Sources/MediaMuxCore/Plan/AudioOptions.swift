@@ -34,10 +34,24 @@ public struct AudioOptions: Sendable, Equatable {
     /// sample stands alone (PCM in MOV, ALAC); AAC, MP3 and Opus are encoded,
     /// since a repeat by copy would start each time with the encoder's priming.
     public var loops: Bool
+    /// A gain in dB (-6 halves the amplitude); 0 leaves the level alone.
+    public var volume: Double
+    /// Fade in from silence over this long at the start of the soundtrack.
+    public var fadeIn: MediaTime
+    /// Fade out to silence over this long before the soundtrack ends.
+    public var fadeOut: MediaTime
+    /// The integrated loudness to bring the soundtrack to, in LUFS (EBU R128):
+    /// measured first, then one gain for the whole of it. Where the gain would
+    /// push true peaks over -1 dBTP, a limiter holds them at -2 dBTP before
+    /// the encoder (whose own overshoot stays within the difference) and the
+    /// gain is corrected, by measuring again, for the loudness the limiter
+    /// takes off. nil leaves the level alone.
+    public var loudness: Double?
 
     public init(
         codec: Codec = .automatic, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil,
-        offset: MediaTime = .zero(), loops: Bool = false
+        offset: MediaTime = .zero(), loops: Bool = false, volume: Double = 0, fadeIn: MediaTime = .zero(),
+        fadeOut: MediaTime = .zero(), loudness: Double? = nil
     ) {
         self.codec = codec
         self.bitRate = bitRate
@@ -45,6 +59,46 @@ public struct AudioOptions: Sendable, Equatable {
         self.channels = channels
         self.offset = offset
         self.loops = loops
+        self.volume = volume
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
+        self.loudness = loudness
+    }
+
+    /// The level effects asked for, which need the audio decoded and encoded.
+    var effects: AudioEffects {
+        AudioEffects(volume: volume, fadeIn: fadeIn, fadeOut: fadeOut, loudness: loudness)
+    }
+}
+
+/// What is done to the soundtrack's level on the way to the encoder.
+public struct AudioEffects: Sendable, Equatable {
+    /// Gain in dB.
+    public var volume: Double
+    public var fadeIn: MediaTime
+    public var fadeOut: MediaTime
+    /// The integrated loudness to reach, in LUFS.
+    public var loudness: Double?
+    /// The highest true peak a loudness gain may leave, in dBTP.
+    public var truePeakLimit: Double = -1
+
+    public init(volume: Double = 0, fadeIn: MediaTime = .zero(), fadeOut: MediaTime = .zero(), loudness: Double? = nil) {
+        self.volume = volume
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
+        self.loudness = loudness
+    }
+
+    public var isEmpty: Bool { volume == 0 && fadeIn.value == 0 && fadeOut.value == 0 && loudness == nil }
+
+    /// Each effect as a user would say it: "set to -6 dB", "faded in over 2 s".
+    public var changes: [String] {
+        [
+            volume != 0 ? "set to \(fixedPoint(volume, decimals: 1)) dB" : nil,
+            fadeIn.value > 0 ? "faded in over \(fadeIn.secondsText()) s" : nil,
+            fadeOut.value > 0 ? "faded out over \(fadeOut.secondsText()) s" : nil,
+            loudness.map { "brought to \(fixedPoint($0, decimals: 1)) LUFS" },
+        ].compactMap { $0 }
     }
 }
 
@@ -63,6 +117,8 @@ public struct AudioEncoding: Sendable, Equatable {
     public var sourceChannels: Int?
     /// Why the soundtrack is encoded rather than copied ("MP4 cannot carry FLAC").
     public var reason: String
+    /// What is done to its level on the way.
+    public var effects = AudioEffects()
 
     public init(
         codec: String, sourceCodec: String, bitRate: Int, sampleRate: Int, channels: Int,
@@ -84,6 +140,7 @@ public struct AudioEncoding: Sendable, Equatable {
         var text = "\(sourceCodec) -> \(codec) \(bitRate / 1000) kb/s"
         if let sourceSampleRate, sourceSampleRate != sampleRate { text += ", \(sourceSampleRate) -> \(sampleRate) Hz" }
         if let sourceChannels, sourceChannels != channels { text += ", \(sourceChannels) -> \(channels) channels" }
+        for change in effects.changes where !reason.contains(change) { text += ", " + change }
         return text + " (\(reason))"
     }
 }

@@ -56,7 +56,10 @@ package struct MergePlanner: Sendable {
         audio.loop = ending.loop
         let encoding = try audioEncoding(
             for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, output: output)
-        if let encoding { audio = Self.encoded(audio, as: encoding) }
+        if let encoding {
+            try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: audioInfo.path)
+            audio = Self.encoded(audio, as: encoding)
+        }
 
         var rotation = decideRotation(
             source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,

@@ -2,7 +2,9 @@ import MediaMuxBase
 internal import CFFmpeg
 
 /// The soundtrack encoded AAC as the plan's encoding says, from the track's
-/// start to the end to the sample, handed out a few frames at a time. The
+/// start to the end to the sample, with its level effects (a loudness target
+/// measured first, in a pass of its own over the same span), handed out a
+/// few frames at a time. The
 /// encoder's priming comes first (negative times, hidden by the edit list
 /// the movie header rewrite writes), and whatever it encodes past the end
 /// is dropped.
@@ -17,6 +19,8 @@ final class EncodedAudioReader: PacketSource {
     private var spare: [PacketBuffer] = []
     private var encodedUpTo: Int64 = 0
     private var finished = false
+    /// The measured loudness and the gain applied, when the plan asks for a loudness.
+    private(set) var loudness: LoudnessAdjustment?
 
     /// Frames encoded at each turn: enough to keep the muxer fed, few enough to keep memory flat.
     private static let framesPerTurn: Int64 = 16
@@ -29,10 +33,26 @@ final class EncodedAudioReader: PacketSource {
         timeBase = AVRational(tick: tick)
         path = track.path
         startTick = track.sourceStart.ticks(of: tick, rounding: .nearest)
+        let zero = track.origin + track.sourceStart
+        let samples = (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest)
+        let loop = track.loop.map { AudioSpanReader.Loop(start: track.origin + track.sourceEnd - $0.period, period: $0.period) }
+        let rate = Int32(encoding.sampleRate)
+        if encoding.effects.loudness != nil {
+            // The span as it will play, read once more by a reader of its own for each measurement.
+            func measure(after filters: String?) throws -> (integrated: Double, truePeak: Double) {
+                let reader = try AudioSpanReader(
+                    demuxer: DemuxerHandle(path: track.path, cancellation: cancellation), streamIndex: track.streamIndex,
+                    zero: zero, samples: samples, loop: loop, rate: rate, channels: encoding.channels, cancellation: cancellation)
+                return try LoudnessMeter.measure(reader, after: filters, path: track.path)
+            }
+            let measured = try measure(after: nil)
+            loudness = try encoding.effects.adjustment(
+                measured: measured.integrated, truePeak: measured.truePeak, rate: rate, path: track.path,
+                measureLimited: { try measure(after: $0).integrated })
+        }
         encoder = try AudioSpanEncoder(
-            demuxer: demuxer, streamIndex: track.streamIndex, zero: track.origin + track.sourceStart,
-            samples: (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest),
-            loop: track.loop.map { AudioSpanEncoder.Loop(start: track.origin + track.sourceEnd - $0.period, period: $0.period) },
+            demuxer: demuxer, streamIndex: track.streamIndex, zero: zero, samples: samples, loop: loop,
+            filters: encoding.effects.filters(samples: samples, rate: rate, adjustment: loudness),
             settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
             output: output, globalHeaders: globalHeaders, cancellation: cancellation)
     }

@@ -37,6 +37,8 @@ public struct MergeReport: Sendable, Equatable {
         /// Packets of the source that could not be decoded, passed over with
         /// silence in their place (a soundtrack that is encoded; the warnings say more).
         public var damagedPackets = 0
+        /// The soundtrack's loudness as measured and the gain that brought it to the target.
+        public var loudness: LoudnessAdjustment?
 
         public init(
             source: String, streamIndex: Int, codec: String, codecTag: String?, start: MediaTime, duration: MediaTime,

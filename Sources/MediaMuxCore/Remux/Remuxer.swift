@@ -36,6 +36,7 @@ final class Remuxer {
     private var observer: (any PacketObserver)?
     private var warnings: [String] = []
     private var damagedPackets = [0, 0]
+    private var loudness: LoudnessAdjustment?
 
     init(
         plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
@@ -85,6 +86,7 @@ final class Remuxer {
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: audioStream, tags: plan.metadata.streamTags)
             audioSource = encoded
+            loudness = encoded.loudness
         } else {
             _ = try muxer.addStream(copying: audioStream, codecTag: plan.audio.codecTag, rotation: nil, tags: plan.metadata.streamTags)
             if let loop = plan.audio.loop {
@@ -237,6 +239,7 @@ final class Remuxer {
                 packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
             track.plays = planned.loop?.plays ?? 1
             track.damagedPackets = damagedPackets[index]
+            if index == 1 { track.loudness = loudness }
             if index == 0, planned.end > planned.sourceEnd { track.heldLastFrame = planned.end - planned.sourceEnd }
             return track
         }

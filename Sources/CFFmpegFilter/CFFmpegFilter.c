@@ -1,0 +1,162 @@
+#include "CFFmpegFilter.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
+#include <libavutil/error.h>
+#include <libavutil/mem.h>
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#ifdef __APPLE__
+#define LIBRARY_NAME "libavfilter." STRINGIFY(LIBAVFILTER_VERSION_MAJOR) ".dylib"
+#else
+#define LIBRARY_NAME "libavfilter.so." STRINGIFY(LIBAVFILTER_VERSION_MAJOR)
+#endif
+
+// The functions used, typed from libavfilter's own declarations.
+static struct {
+    __typeof__(avfilter_get_by_name) *get_by_name;
+    __typeof__(avfilter_graph_alloc) *graph_alloc;
+    __typeof__(avfilter_graph_create_filter) *graph_create_filter;
+    __typeof__(avfilter_graph_parse_ptr) *graph_parse_ptr;
+    __typeof__(avfilter_graph_config) *graph_config;
+    __typeof__(avfilter_graph_free) *graph_free;
+    __typeof__(avfilter_inout_alloc) *inout_alloc;
+    __typeof__(avfilter_inout_free) *inout_free;
+    __typeof__(av_buffersrc_add_frame_flags) *add_frame;
+    __typeof__(av_buffersink_get_frame) *get_frame;
+    __typeof__(av_buffersink_set_frame_size) *set_frame_size;
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char load_failure[256];
+
+static void load(void) {
+    void *library = dlopen(LIBRARY_NAME, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        const char *why = dlerror();
+        snprintf(load_failure, sizeof load_failure, "%s", why ? why : LIBRARY_NAME " cannot be opened");
+        return;
+    }
+#define RESOLVE(field, symbol)                                                          \
+    api.field = (__typeof__(api.field))dlsym(library, #symbol);                         \
+    if (!api.field) {                                                                    \
+        snprintf(load_failure, sizeof load_failure, LIBRARY_NAME " has no " #symbol);  \
+        return;                                                                          \
+    }
+    RESOLVE(get_by_name, avfilter_get_by_name)
+    RESOLVE(graph_alloc, avfilter_graph_alloc)
+    RESOLVE(graph_create_filter, avfilter_graph_create_filter)
+    RESOLVE(graph_parse_ptr, avfilter_graph_parse_ptr)
+    RESOLVE(graph_config, avfilter_graph_config)
+    RESOLVE(graph_free, avfilter_graph_free)
+    RESOLVE(inout_alloc, avfilter_inout_alloc)
+    RESOLVE(inout_free, avfilter_inout_free)
+    RESOLVE(add_frame, av_buffersrc_add_frame_flags)
+    RESOLVE(get_frame, av_buffersink_get_frame)
+    RESOLVE(set_frame_size, av_buffersink_set_frame_size)
+#undef RESOLVE
+    // The library stays open for the life of the process.
+}
+
+int CFFmpegFilter_load(char *message, size_t size) {
+    pthread_once(&once, load);
+    if (load_failure[0]) {
+        if (message && size) snprintf(message, size, "%s", load_failure);
+        return AVERROR(ENOSYS);
+    }
+    return 0;
+}
+
+struct CFFmpegFilter_graph {
+    AVFilterGraph *graph;
+    AVFilterContext *source;
+    AVFilterContext *sink;
+};
+
+void CFFmpegFilter_free(CFFmpegFilter_graph **graph) {
+    if (!graph || !*graph) return;
+    if ((*graph)->graph) api.graph_free(&(*graph)->graph);
+    av_freep(graph);
+}
+
+static CFFmpegFilter_graph *fail(CFFmpegFilter_graph *made, int code, const char *what, int *error, char *message, size_t size) {
+    CFFmpegFilter_free(&made);
+    if (error) *error = code;
+    if (message && size) {
+        char reason[AV_ERROR_MAX_STRING_SIZE] = {0};
+        av_strerror(code, reason, sizeof reason);
+        snprintf(message, size, "%s (%s)", what, reason);
+    }
+    return NULL;
+}
+
+CFFmpegFilter_graph *CFFmpegFilter_create(
+    const char *filters, int rate, const AVChannelLayout *layout, int frame_size,
+    int *error, char *message, size_t size) {
+    int code = CFFmpegFilter_load(message, size);
+    if (code < 0) {
+        if (error) *error = code;
+        return NULL;
+    }
+    CFFmpegFilter_graph *made = av_mallocz(sizeof *made);
+    if (!made) return fail(NULL, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
+    made->graph = api.graph_alloc();
+    if (!made->graph) return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
+    // One thread: the graphs are small, and the merge's other work runs beside them.
+    made->graph->nb_threads = 1;
+
+    char layout_name[128] = {0};
+    if (av_channel_layout_describe(layout, layout_name, sizeof layout_name) < 0) {
+        return fail(made, AVERROR(EINVAL), "naming the channel layout", error, message, size);
+    }
+    char source_arguments[256];
+    snprintf(source_arguments, sizeof source_arguments, "time_base=1/%d:sample_rate=%d:sample_fmt=fltp:channel_layout=%s",
+             rate, rate, layout_name);
+    code = api.graph_create_filter(&made->source, api.get_by_name("abuffer"), "in", source_arguments, NULL, made->graph);
+    if (code < 0) return fail(made, code, "setting up the filter input", error, message, size);
+    code = api.graph_create_filter(&made->sink, api.get_by_name("abuffersink"), "out", NULL, NULL, made->graph);
+    if (code < 0) return fail(made, code, "setting up the filter output", error, message, size);
+
+    // The filters, then back to the input's format, rate and layout.
+    size_t length = strlen(filters) + strlen(layout_name) + 128;
+    char *description = av_malloc(length);
+    if (!description) return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
+    snprintf(description, length, "%s,aformat=sample_fmts=fltp:sample_rates=%d:channel_layouts=%s", filters, rate, layout_name);
+
+    AVFilterInOut *outputs = api.inout_alloc();
+    AVFilterInOut *inputs = api.inout_alloc();
+    if (!outputs || !inputs) {
+        api.inout_free(&outputs);
+        api.inout_free(&inputs);
+        av_free(description);
+        return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
+    }
+    outputs->name = av_strdup("in");
+    outputs->filter_ctx = made->source;
+    inputs->name = av_strdup("out");
+    inputs->filter_ctx = made->sink;
+    code = api.graph_parse_ptr(made->graph, description, &inputs, &outputs, NULL);
+    api.inout_free(&outputs);
+    api.inout_free(&inputs);
+    av_free(description);
+    if (code < 0) return fail(made, code, "reading the filter description", error, message, size);
+    code = api.graph_config(made->graph, NULL);
+    if (code < 0) return fail(made, code, "configuring the filters", error, message, size);
+    if (frame_size > 0) api.set_frame_size(made->sink, (unsigned)frame_size);
+    return made;
+}
+
+int CFFmpegFilter_send(CFFmpegFilter_graph *graph, AVFrame *frame) {
+    return api.add_frame(graph->source, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
+}
+
+int CFFmpegFilter_receive(CFFmpegFilter_graph *graph, AVFrame *frame) {
+    return api.get_frame(graph->sink, frame);
+}

@@ -1,0 +1,40 @@
+// libavfilter for audio, loaded when first used. Linking libavfilter outright
+// maps it and everything Debian builds it against (rubberband, zimg,
+// vid.stab, postproc...) into every process that links MediaMux: 11.5 MiB of
+// resident memory, measured, for what only a soundtrack with effects needs.
+// So the library is opened with dlopen on first use, and these functions
+// are the whole of what MediaMux asks of it: a chain of audio filters from
+// one input to one output, fed and drained frame by frame.
+#ifndef CFFMPEG_FILTER_H
+#define CFFMPEG_FILTER_H
+
+#include <stddef.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/frame.h>
+
+typedef struct CFFmpegFilter_graph CFFmpegFilter_graph;
+
+// Opens libavfilter once per process. 0, or a negative AVERROR code with
+// `message` saying why (the library is missing, a symbol is missing).
+int CFFmpegFilter_load(char *message, size_t size);
+
+// A graph running `filters` (libavfilter's syntax, "volume=-6dB,afade=...")
+// on planar float audio at `rate` with `layout`, whose output has the same
+// format, rate and layout, in frames of `frame_size` samples (0: as they
+// come) with timestamps in 1/`rate`. NULL on failure, with `error` set to an
+// AVERROR code and `message` saying what failed.
+CFFmpegFilter_graph *CFFmpegFilter_create(
+    const char *filters, int rate, const AVChannelLayout *layout, int frame_size,
+    int *error, char *message, size_t size);
+
+// Hands the graph a frame (NULL: the end). 0 or a negative AVERROR code.
+int CFFmpegFilter_send(CFFmpegFilter_graph *graph, AVFrame *frame);
+
+// Takes a filtered frame into `frame`: 0, AVERROR(EAGAIN) when the graph
+// needs more input, AVERROR_EOF after the end, or another negative code.
+int CFFmpegFilter_receive(CFFmpegFilter_graph *graph, AVFrame *frame);
+
+// Frees the graph and sets *graph to NULL.
+void CFFmpegFilter_free(CFFmpegFilter_graph **graph);
+
+#endif
