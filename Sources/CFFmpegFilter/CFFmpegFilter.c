@@ -74,9 +74,12 @@ int CFFmpegFilter_load(char *message, size_t size) {
     return 0;
 }
 
+enum { MAX_INPUTS = 8 };
+
 struct CFFmpegFilter_graph {
     AVFilterGraph *graph;
-    AVFilterContext *source;
+    AVFilterContext *sources[MAX_INPUTS];
+    int inputs;
     AVFilterContext *sink;
 };
 
@@ -98,13 +101,14 @@ static CFFmpegFilter_graph *fail(CFFmpegFilter_graph *made, int code, const char
 }
 
 CFFmpegFilter_graph *CFFmpegFilter_create(
-    const char *filters, int rate, const AVChannelLayout *layout, int frame_size,
+    const char *filters, int inputs, int rate, const AVChannelLayout *layout, int frame_size,
     int *error, char *message, size_t size) {
     int code = CFFmpegFilter_load(message, size);
     if (code < 0) {
         if (error) *error = code;
         return NULL;
     }
+    if (inputs < 1 || inputs > MAX_INPUTS) return fail(NULL, AVERROR(EINVAL), "counting the filter inputs", error, message, size);
     CFFmpegFilter_graph *made = av_mallocz(sizeof *made);
     if (!made) return fail(NULL, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
     made->graph = api.graph_alloc();
@@ -119,8 +123,13 @@ CFFmpegFilter_graph *CFFmpegFilter_create(
     char source_arguments[256];
     snprintf(source_arguments, sizeof source_arguments, "time_base=1/%d:sample_rate=%d:sample_fmt=fltp:channel_layout=%s",
              rate, rate, layout_name);
-    code = api.graph_create_filter(&made->source, api.get_by_name("abuffer"), "in", source_arguments, NULL, made->graph);
-    if (code < 0) return fail(made, code, "setting up the filter input", error, message, size);
+    made->inputs = inputs;
+    for (int index = 0; index < inputs; index++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%d", index);
+        code = api.graph_create_filter(&made->sources[index], api.get_by_name("abuffer"), name, source_arguments, NULL, made->graph);
+        if (code < 0) return fail(made, code, "setting up the filter input", error, message, size);
+    }
     code = api.graph_create_filter(&made->sink, api.get_by_name("abuffersink"), "out", NULL, NULL, made->graph);
     if (code < 0) return fail(made, code, "setting up the filter output", error, message, size);
 
@@ -128,23 +137,32 @@ CFFmpegFilter_graph *CFFmpegFilter_create(
     size_t length = strlen(filters) + strlen(layout_name) + 128;
     char *description = av_malloc(length);
     if (!description) return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
-    snprintf(description, length, "%s,aformat=sample_fmts=fltp:sample_rates=%d:channel_layouts=%s", filters, rate, layout_name);
+    snprintf(description, length, "%s,aformat=sample_fmts=fltp:sample_rates=%d:channel_layouts=%s[out]", filters, rate, layout_name);
 
-    AVFilterInOut *outputs = api.inout_alloc();
-    AVFilterInOut *inputs = api.inout_alloc();
-    if (!outputs || !inputs) {
+    // The sources' outputs, open for the description's [inN]; the sink's input, for its [out].
+    AVFilterInOut *outputs = NULL;
+    for (int index = inputs - 1; index >= 0; index--) {
+        AVFilterInOut *open = api.inout_alloc();
+        if (!open) break;
+        char name[16];
+        snprintf(name, sizeof name, "in%d", index);
+        open->name = av_strdup(name);
+        open->filter_ctx = made->sources[index];
+        open->next = outputs;
+        outputs = open;
+    }
+    AVFilterInOut *sink_input = api.inout_alloc();
+    if (!outputs || !sink_input) {
         api.inout_free(&outputs);
-        api.inout_free(&inputs);
+        api.inout_free(&sink_input);
         av_free(description);
         return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
     }
-    outputs->name = av_strdup("in");
-    outputs->filter_ctx = made->source;
-    inputs->name = av_strdup("out");
-    inputs->filter_ctx = made->sink;
-    code = api.graph_parse_ptr(made->graph, description, &inputs, &outputs, NULL);
+    sink_input->name = av_strdup("out");
+    sink_input->filter_ctx = made->sink;
+    code = api.graph_parse_ptr(made->graph, description, &sink_input, &outputs, NULL);
     api.inout_free(&outputs);
-    api.inout_free(&inputs);
+    api.inout_free(&sink_input);
     av_free(description);
     if (code < 0) return fail(made, code, "reading the filter description", error, message, size);
     code = api.graph_config(made->graph, NULL);
@@ -153,8 +171,9 @@ CFFmpegFilter_graph *CFFmpegFilter_create(
     return made;
 }
 
-int CFFmpegFilter_send(CFFmpegFilter_graph *graph, AVFrame *frame) {
-    return api.add_frame(graph->source, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
+int CFFmpegFilter_send(CFFmpegFilter_graph *graph, int input, AVFrame *frame) {
+    if (input < 0 || input >= graph->inputs) return AVERROR(EINVAL);
+    return api.add_frame(graph->sources[input], frame, AV_BUFFERSRC_FLAG_KEEP_REF);
 }
 
 int CFFmpegFilter_receive(CFFmpegFilter_graph *graph, AVFrame *frame) {

@@ -54,6 +54,8 @@ struct MergeSummary: Encodable {
     var durationExact: String
     var video: Track
     var audio: Track
+    /// The video's own audio, kept as a second track (disabled); absent when left out.
+    var originalAudio: Track?
     var rotation: Int
     var rotationReason: String
     /// What decided the end ("video ends first", "the whole video; the audio repeats to its end").
@@ -95,6 +97,7 @@ struct MergeSummary: Encodable {
         durationExact = report.duration.description
         video = track(report.video)
         audio = track(report.audio)
+        originalAudio = report.originalAudio.map(track)
         rotation = report.rotation.degrees
         rotationReason = describeRotationReason(report.rotation)
         trim = report.endReason.rawValue

@@ -95,6 +95,16 @@ extension MuxCtl {
             help: ArgumentHelp("Start the audio this many seconds later, or skip this many seconds of its beginning when negative (-2.5).", valueName: "seconds"))
         var audioOffset: Double?
 
+        @Flag(
+            name: .customLong("keep-original-audio"),
+            help: "Keep the video's own audio as a second audio track, off until a player chooses it.")
+        var keepOriginalAudio = false
+
+        @Option(
+            name: .customLong("mix-original"), parsing: .unconditional,
+            help: ArgumentHelp("Mix the video's own audio under the audio at this level in dB (0 as it is, -12 quieter), into one track. Implies encoding.", valueName: "db"))
+        var mixOriginal: Double?
+
         @Option(parsing: .unconditional, help: ArgumentHelp("Change the audio's level by this many dB (-6 halves it). Implies encoding.", valueName: "db"))
         var volume: Double?
 
@@ -138,6 +148,10 @@ extension MuxCtl {
             }
             if let fadeIn, fadeIn < 0 { throw ValidationError("--fade-in must be 0 seconds or more") }
             if let fadeOut, fadeOut < 0 { throw ValidationError("--fade-out must be 0 seconds or more") }
+            if let mixOriginal, !mixOriginal.isFinite { throw ValidationError("--mix-original must be a number of dB") }
+            if mixOriginal != nil && keepOriginalAudio {
+                throw ValidationError("--keep-original-audio and --mix-original are two ways to use the video's own audio; choose one")
+            }
             if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
         }
 
@@ -149,7 +163,8 @@ extension MuxCtl {
                 audio: AudioOptions(
                     codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
                     offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
-                    fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness))
+                    fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness),
+                originalAudio: mixOriginal.map { .mixed(level: $0) } ?? (keepOriginalAudio ? .kept : .replaced))
             let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
@@ -213,6 +228,7 @@ func describe(_ report: MergeReport) -> String {
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",
         track("video", report.video),
         track("audio", report.audio),
+    ] + (report.originalAudio.map { [track("original audio", $0) + "; a second track, off until chosen"] } ?? []) + [
         "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(describeRotationReason(report.rotation)))",
         "  metadata: " + (report.keptMetadata.isEmpty ? "none kept" : "kept " + report.keptMetadata.joined(separator: ", ")),
     ] + report.leftOut.map { "  not copied: \($0.what), stream \($0.streamIndex) of \($0.path): \(describeLeftOutReason($0))" } + [

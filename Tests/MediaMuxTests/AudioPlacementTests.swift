@@ -221,6 +221,79 @@ struct AudioPlacementTests {
         #expect(track.issues.isEmpty)
     }
 
+    /// The video's own audio stays as a second track: disabled, in the
+    /// soundtrack's alternate group, its packets the source's, and heard as
+    /// the source's own 880 Hz beside the soundtrack's 440 Hz.
+    @Test func theVideosOwnAudioIsKeptAsASecondTrack() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(
+            video: Self.video, audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(originalAudio: .kept))
+        let original = try #require(report.originalAudio)
+        #expect(original.encoding == nil && original.codec == "aac" && original.source == Self.video)
+        #expect(!report.leftOut.contains { $0.path == Self.video && $0.streamIndex == original.streamIndex })
+        let file = try MP4File(path: output)
+        #expect(file.audioTracks.count == 2)
+        let soundtrack = file.audioTracks[0]
+        let kept = file.audioTracks[1]
+        #expect(soundtrack.isEnabled && !kept.isEnabled && file.videoTracks.first?.isEnabled == true)
+        #expect(soundtrack.alternateGroup != 0 && soundtrack.alternateGroup == kept.alternateGroup)
+        // The video's own 3 s of audio, packet for packet.
+        let source = try #require(try MP4File(path: Self.video).audioTracks.first)
+        #expect(abs(kept.presentedDuration(movieTimescale: file.movieTimescale) - 3) < 0.001)
+        #expect(kept.sampleCount == source.sampleCount)
+        for index in 0..<min(kept.sampleCount, source.sampleCount) {
+            #expect(try kept.sampleData(index) == source.sampleData(index), "packet \(index)")
+        }
+        let heard = try AudioSamples.played(kept, movieTimescale: file.movieTimescale).channels[0]
+        #expect(abs(AudioSamples.frequency(heard.dropFirst(20_000).prefix(40_000), sampleRate: 44100) - 880) < 2)
+        let soundtrackHeard = try AudioSamples.played(soundtrack, movieTimescale: file.movieTimescale).channels[0]
+        #expect(abs(AudioSamples.frequency(soundtrackHeard.dropFirst(20_000).prefix(40_000), sampleRate: 44100) - 440) < 2)
+    }
+
+    /// `--mix-original -6`: one track holding both tones, the video's own
+    /// 880 Hz at 6 dB under its own level (and -3 dB more for the mono
+    /// source spread over two channels), and after it ends at 3 s only the
+    /// soundtrack's 440 Hz.
+    @Test func theVideosOwnAudioIsMixedUnderTheSoundtrack() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(
+            video: Self.video, audio: Fixtures.path("aac_7s.m4a"), output: output,
+            options: MergeOptions(originalAudio: .mixed(level: -6)))
+        #expect(report.audio.encoding?.reason == "mixed with the video's own audio at -6.0 dB")
+        #expect(report.originalAudio == nil && !report.leftOut.contains { $0.path == Self.video && $0.what.hasPrefix("audio") })
+        let file = try MP4File(path: output)
+        #expect(file.audioTracks.count == 1)
+        let mixed = try Self.played(output)
+        #expect(mixed.channels.count == 2)
+        let left = mixed.channels[0]
+        let soundtrack = try Self.played(Fixtures.path("aac_7s.m4a"))
+        let own = try Self.played(Self.video)
+        try #require(own.count >= 3 * 44100 && soundtrack.count >= 4 * 44100 && mixed.count == 4 * 44100)
+        let window = 22_050  // 0.5 s, whole periods of both tones
+        let during = left[44_100..<(44_100 + window)]
+        let expectedOwn = AudioSamples.amplitude(at: 880, in: own.channels[0][44_100..<(44_100 + window)], sampleRate: 44100) * pow(10, -6.0 / 20) * 0.5.squareRoot()
+        let heardOwn = AudioSamples.amplitude(at: 880, in: during, sampleRate: 44100)
+        #expect(abs(20 * log10(heardOwn / expectedOwn)) < 0.5, "880 Hz at \(heardOwn), expected \(expectedOwn)")
+        let expectedSoundtrack = AudioSamples.amplitude(at: 440, in: soundtrack.channels[0][44_100..<(44_100 + window)], sampleRate: 44100)
+        let heardSoundtrack = AudioSamples.amplitude(at: 440, in: during, sampleRate: 44100)
+        #expect(abs(20 * log10(heardSoundtrack / expectedSoundtrack)) < 0.5, "440 Hz at \(heardSoundtrack), expected \(expectedSoundtrack)")
+        // After the video's own audio ends at 3 s.
+        let after = left[(3 * 44100 + 4410)..<(3 * 44100 + 4410 + window / 2)]
+        #expect(AudioSamples.amplitude(at: 880, in: after, sampleRate: 44100) < heardOwn / 30)
+        #expect(abs(20 * log10(AudioSamples.amplitude(at: 440, in: after, sampleRate: 44100) / expectedSoundtrack)) < 0.5)
+    }
+
+    @Test func aVideoWithoutItsOwnAudioHasNoneToKeep() async throws {
+        let folder = try TemporaryFolder()
+        let video = Fixtures.path("h264_vfr.mp4")
+        await #expect(throws: MediaMuxError.invalidOption("\(video): has no audio of its own to keep")) {
+            try await MuxEngine().merge(
+                video: video, audio: Self.chirp, output: folder.path("out.mp4"), options: MergeOptions(originalAudio: .kept))
+        }
+    }
+
     /// A packet the decoder rejects is skipped with a warning and a count,
     /// and silence of its length keeps the rest where it was.
     @Test func aDamagedPacketIsSkippedInSync() async throws {

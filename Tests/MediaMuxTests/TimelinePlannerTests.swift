@@ -225,3 +225,56 @@ struct AudioEffectsPlannerTests {
             == "volume=14.0000dB,aresample=176400,alimiter=limit=0.794328:level=false:latency=true:attack=1:release=100,aresample=44100")
     }
 }
+
+/// The video's own audio in the planner: kept as a disabled second track, or
+/// mixed into the soundtrack, which is then encoded and spans the output.
+struct OriginalAudioPlannerTests {
+    let planner = MergePlanner(canStore: muxerAccepts)
+
+    func plan(_ original: OriginalAudio, video: MediaInfo = PlannerTests.phoneVideo, audio: AudioOptions = AudioOptions(), end: EndPolicy = .shortest) throws -> MergePlan {
+        try planner.plan(
+            video: video, audio: TimelinePlannerTests.soundtrack(seconds: 4), output: "o.mp4",
+            outputFacts: PlannerTests.freshOutput, options: MergeOptions(end: end, audio: audio, originalAudio: original))
+    }
+
+    @Test func keptAsADisabledSecondTrack() throws {
+        let planned = try plan(.kept, end: .video)
+        let kept = try #require(planned.originalAudio)
+        #expect(kept.path == "phone.mov" && kept.streamIndex == 0 && !kept.isEnabled && kept.encoding == nil)
+        #expect(kept.sourceStart == .zero() && kept.end == 10)  // its own 10 s
+        #expect(planned.audio.isEnabled && planned.audio.encoding == nil)
+        #expect(!planned.leftOut.contains { $0.path == "phone.mov" && $0.streamIndex == 0 })
+        #expect(planned.tracks.count == 3 && planned.mix == nil)
+        // Ending with the output: here the 4 s soundtrack's.
+        #expect(try plan(.kept).originalAudio?.end == 4)
+        // PCM the MP4 cannot carry is encoded.
+        let pcmVideo = PlannerTests.info("cam.mov", [
+            PlannerTests.stream(0, .video, codec: "h264", scale: 90000, end: 900_000, width: 1920, height: 1080),
+            PlannerTests.stream(1, .audio, codec: "pcm_s24le", scale: 48000, end: 480_000),
+        ])
+        #expect(try plan(.kept, video: pcmVideo).originalAudio?.encoding?.reason == "MP4 cannot carry PCM")
+    }
+
+    @Test func mixedIntoTheSoundtrack() throws {
+        let planned = try plan(.mixed(level: -12), audio: AudioOptions(offset: 1), end: .video)
+        let mix = try #require(planned.mix)
+        #expect(mix.level == -12 && mix.original.path == "phone.mov" && planned.originalAudio == nil)
+        #expect(planned.audio.encoding?.reason == "mixed with the video's own audio at -12.0 dB")
+        // One track over the whole output, though the soundtrack starts at 1 s and stops at 5 s.
+        #expect(planned.audio.sourceStart == .zero() && planned.audio.end == TimelinePlannerTests.videoEnd)
+        #expect(planned.tracks.count == 2)
+        #expect(!planned.leftOut.contains { $0.path == "phone.mov" && $0.streamIndex == 0 })
+    }
+
+    @Test func refusals() throws {
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and mixed with the video's own audio at -6.0 dB at once")) {
+            try plan(.mixed(level: -6), audio: AudioOptions(codec: .copy))
+        }
+        #expect(throws: MediaMuxError.invalidOption("o.mp4: a mixing level of 30.0 dB is out of range (-60 to 20 dB)")) {
+            try plan(.mixed(level: 30))
+        }
+        let silentVideo = PlannerTests.info("silent.mp4", [PlannerTests.stream(0, .video, codec: "h264", scale: 90000, end: 900_000, width: 640, height: 360)])
+        #expect(throws: MediaMuxError.invalidOption("silent.mp4: has no audio of its own to keep")) { try plan(.kept, video: silentVideo) }
+        #expect(throws: MediaMuxError.invalidOption("silent.mp4: has no audio of its own to mix")) { try plan(.mixed(level: 0), video: silentVideo) }
+    }
+}

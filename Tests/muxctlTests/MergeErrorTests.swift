@@ -106,6 +106,8 @@ struct MergeErrorTests {
              blame: .audio, status: 2, message: "starts it at 5.000 s, after the video ends at 4.000 s"),
         Case(label: "--loop-audio --audio-codec copy of AAC", extra: ["--loop-audio", "--audio-codec", "copy"],
              blame: .output, status: 2, message: "AAC cannot repeat by copy"),
+        Case(label: "--keep-original-audio of a video without audio", video: "TestMedia/h264_vfr.mp4", extra: ["--keep-original-audio"],
+             blame: .video, status: 2, message: "has no audio of its own to keep"),
         Case(label: "--volume with --audio-codec copy", extra: ["--volume", "-3", "--audio-codec", "copy"],
              blame: .output, status: 2, message: "the audio cannot be copied and set to -3.0 dB at once"),
         Case(label: "--volume with --loudness", extra: ["--volume", "-3", "--loudness", "-16"],
@@ -162,6 +164,7 @@ struct MergeErrorTests {
         (["--audio-offset", "soon"], "--audio-offset"),
         (["--loop-audio", "--end", "audio"], "--loop-audio"),
         (["--fade-in", "-1"], "--fade-in"),
+        (["--keep-original-audio", "--mix-original", "-6"], "--mix-original"),
         (["--volume", "loud"], "--volume"),
         (["--no-such-flag"], "--no-such-flag"),
     ])

@@ -165,6 +165,27 @@ struct MergeSuccessTests {
         #expect(later.stdout.contains("end: the whole video; the audio stops early"), "\(later)")
     }
 
+    @Test func keepOriginalAudio() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("out.mp4")
+        let video = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let text = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--keep-original-audio"])
+        #expect(text.exited && text.status == 0, "\(text)")
+        #expect(text.stdout.contains("  original audio aac (mp4a): "), "\(text)")
+        #expect(text.stdout.contains("copied from \(video); a second track, off until chosen"), "\(text)")
+        #expect(!text.stdout.contains("the soundtrack replaces the video's own audio"), "\(text)")
+        let json = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--force", "--keep-original-audio", "--json"])
+        let report = try #require(jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let original = try #require(report["originalAudio"] as? [String: Any], "\(json)")
+        #expect(original["source"] as? String == video && abs((number(original["duration"]) ?? 0) - 3) < 0.001)
+
+        let mixed = try await MuxCtl.run(["merge", video, MuxCtl.fixture("aac_7s.m4a"), output, "--force", "--mix-original", "-12"])
+        #expect(mixed.exited && mixed.status == 0, "\(mixed)")
+        #expect(mixed.stdout.contains("aac -> aac 192 kb/s (mixed with the video's own audio at -12.0 dB)"), "\(mixed)")
+        #expect(!mixed.stdout.contains("original audio"), "\(mixed)")
+    }
+
     /// `--volume`, `--fade-in`, `--fade-out` and `--loudness` (negative values as typed).
     @Test func levelEffects() async throws {
         let scratch = try Scratch()

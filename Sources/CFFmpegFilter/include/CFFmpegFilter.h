@@ -18,17 +18,19 @@ typedef struct CFFmpegFilter_graph CFFmpegFilter_graph;
 // `message` saying why (the library is missing, a symbol is missing).
 int CFFmpegFilter_load(char *message, size_t size);
 
-// A graph running `filters` (libavfilter's syntax, "volume=-6dB,afade=...")
-// on planar float audio at `rate` with `layout`, whose output has the same
-// format, rate and layout, in frames of `frame_size` samples (0: as they
-// come) with timestamps in 1/`rate`. NULL on failure, with `error` set to an
-// AVERROR code and `message` saying what failed.
+// A graph running `filters` (libavfilter's syntax) on `inputs` inputs of
+// planar float audio at `rate` with `layout`, named [in0], [in1]... in
+// `filters`, whose last output is left unnamed: "[in0]volume=-6dB,afade=...",
+// or "[in0]anull[a];[in1]volume=-12dB[b];[a][b]amix=inputs=2". The output
+// has the inputs' format, rate and layout, in frames of `frame_size`
+// samples (0: as they come), timestamps in 1/`rate`. NULL on failure, with
+// `error` set to an AVERROR code and `message` saying what failed.
 CFFmpegFilter_graph *CFFmpegFilter_create(
-    const char *filters, int rate, const AVChannelLayout *layout, int frame_size,
+    const char *filters, int inputs, int rate, const AVChannelLayout *layout, int frame_size,
     int *error, char *message, size_t size);
 
-// Hands the graph a frame (NULL: the end). 0 or a negative AVERROR code.
-int CFFmpegFilter_send(CFFmpegFilter_graph *graph, AVFrame *frame);
+// Hands input `input` a frame (NULL: its end). 0 or a negative AVERROR code.
+int CFFmpegFilter_send(CFFmpegFilter_graph *graph, int input, AVFrame *frame);
 
 // Takes a filtered frame into `frame`: 0, AVERROR(EAGAIN) when the graph
 // needs more input, AVERROR_EOF after the end, or another negative code.

@@ -2,10 +2,11 @@ import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegFilter
 
-/// A chain of libavfilter's audio filters from one input to one output
-/// ("volume=-6dB,afade=t=in:ss=0:ns=48000"), on planar float audio whose
-/// rate and channel layout it keeps. libavfilter is opened on first use
-/// (see CFFmpegFilter), so merges without audio effects never map it.
+/// A graph of libavfilter's audio filters from one or more inputs, named
+/// [in0], [in1]... in the description, to one output ("[in0]volume=-6dB,afade=t=in:ss=0:ns=48000"),
+/// on planar float audio whose rate and channel layout it keeps. libavfilter
+/// is opened on first use (see CFFmpegFilter), so merges without audio
+/// effects never map it.
 final class AudioFilterGraph {
     private var graph: OpaquePointer?
     private let path: String
@@ -13,11 +14,11 @@ final class AudioFilterGraph {
     /// - Parameters:
     ///   - frameSize: samples in each frame handed out (the last may hold fewer); 0 for as they come.
     ///   - path: the file the audio is for, named by errors.
-    init(filters: String, rate: Int32, layout: UnsafePointer<AVChannelLayout>, frameSize: Int32 = 0, path: String) throws {
+    init(filters: String, inputs: Int = 1, rate: Int32, layout: UnsafePointer<AVChannelLayout>, frameSize: Int32 = 0, path: String) throws {
         self.path = path
         var code: Int32 = 0
         var message = [CChar](repeating: 0, count: 512)
-        graph = CFFmpegFilter_create(filters, rate, layout, frameSize, &code, &message, message.count)
+        graph = CFFmpegFilter_create(filters, Int32(inputs), rate, layout, frameSize, &code, &message, message.count)
         guard graph != nil else {
             let said = String(cString: message)
             throw MediaMuxError.ffmpeg(operation: "setting up the audio filters (\(filters))", path: path, code: code, message: said)
@@ -26,9 +27,9 @@ final class AudioFilterGraph {
 
     deinit { CFFmpegFilter_free(&graph) }
 
-    /// Hands the graph a frame, or the end (nil).
-    func send(_ frame: FrameBuffer?) throws {
-        try ffmpegCheck(CFFmpegFilter_send(graph, frame?.pointer), "filtering audio", path: path)
+    /// Hands an input a frame, or its end (nil).
+    func send(_ frame: FrameBuffer?, to input: Int = 0) throws {
+        try ffmpegCheck(CFFmpegFilter_send(graph, Int32(input), frame?.pointer), "filtering audio", path: path)
     }
 
     /// A filtered frame into `frame`: false when the graph needs more input or has ended.

@@ -3,8 +3,8 @@ package import CFFmpeg
 
 /// One span of an audio stream encoded AAC to the sample: the span's
 /// samples (`AudioSpanReader`), through libavfilter's filters when the level
-/// changes, into libavcodec's encoder. Used for merged soundtracks and for
-/// preview clips.
+/// changes or a second span is mixed in, into libavcodec's encoder. Used for
+/// merged soundtracks and for preview clips.
 package final class AudioSpanEncoder {
     package struct Settings: Sendable, Equatable {
         package var sampleRate: Int
@@ -20,6 +20,9 @@ package final class AudioSpanEncoder {
 
     private let output: String
     private let reader: AudioSpanReader
+    /// A second span mixed under the first, sample for sample.
+    private let mixed: AudioSpanReader?
+    private var readers: [AudioSpanReader] { [reader] + (mixed.map { [$0] } ?? []) }
     private let encoder: EncoderHandle
     /// The level's filters, and the samples they have handed out waiting for the encoder.
     private let filters: AudioFilterGraph?
@@ -46,15 +49,18 @@ package final class AudioSpanEncoder {
     ///   - samples: the span's length in samples at the encoded rate.
     ///   - loop: repeat the source until the span is full; nil plays it once.
     ///   - filters: libavfilter filters to run the samples through before encoding (`AudioEffects.filters`).
+    ///   - mixing: a second span of as many samples, at the encoded rate and channels, and its level in dB, mixed under the first after its filters.
     ///   - output: the file written, named by encoder errors.
     package init(
         demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, loop: AudioSpanReader.Loop? = nil,
-        filters: String? = nil, settings: Settings, output: String, globalHeaders: Bool, cancellation: CancellationFlag
+        filters: String? = nil, mixing: (reader: AudioSpanReader, level: Double)? = nil, settings: Settings, output: String,
+        globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
         self.output = output
         reader = try AudioSpanReader(
             demuxer: demuxer, streamIndex: streamIndex, zero: zero, samples: samples, loop: loop,
             rate: Int32(settings.sampleRate), channels: settings.channels, cancellation: cancellation)
+        mixed = mixing?.reader
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")
         }
@@ -68,8 +74,14 @@ package final class AudioSpanEncoder {
         if globalHeaders { made.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         try ffmpegCheck(encoder.open(), "opening the AAC encoder", path: output)
         filteredFrame = try FrameBuffer()
-        if let filters {
-            self.filters = try AudioFilterGraph(filters: filters, rate: reader.rate, layout: &made.pointee.ch_layout, path: demuxer.path)
+        var description = filters.map { "[in0]" + $0 }
+        if let mixing {
+            let level = "volume=\(fixedPoint(mixing.level, decimals: 4))dB"
+            description = "[in0]\(filters ?? "anull")[a];[in1]\(level)[b];[a][b]amix=inputs=2:duration=first:dropout_transition=0:normalize=0"
+        }
+        if let description {
+            self.filters = try AudioFilterGraph(
+                filters: description, inputs: mixing == nil ? 1 : 2, rate: reader.rate, layout: &made.pointee.ch_layout, path: demuxer.path)
             filtered = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(settings.channels), path: demuxer.path)
         } else {
             self.filters = nil
@@ -80,13 +92,28 @@ package final class AudioSpanEncoder {
     private var frameSize: Int { Int(max(encoder.context.pointee.frame_size, 1)) }
     /// Samples ready for the encoder.
     private var ready: Int { filtered?.count ?? reader.queue.count }
+    /// Samples every reader has queued: what can go through the filters together.
+    private var queuedEverywhere: Int { readers.map(\.queue.count).min() ?? 0 }
+    /// Nothing more to read: the source has ended, or, mixing, every span is queued to its end
+    /// (one that ends early is padded with silence as the other goes on).
+    private var readersDone: Bool {
+        guard mixed != nil else { return reader.isDone && reader.queue.count == 0 }
+        return readers.allSatisfy { $0.queued >= $0.totalSamples && $0.queue.count == 0 }
+    }
 
     /// Encodes the span up to output sample `sample` (all of it for nil),
     /// handing each packet to `write` in the encoder's time base.
     package func encode(until sample: Int64?, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         let wanted = min(totalSamples, max(0, sample ?? totalSamples))
-        while encodedSamples + Int64(ready) < wanted && !(reader.isDone && reader.queue.count == 0) {
-            try reader.fill(to: reader.queue.count + frameSize)
+        while encodedSamples + Int64(ready) < wanted && !readersDone {
+            for source in readers {
+                if mixed != nil, source.isDone {
+                    // Mixed, a span that ended early is silent from there on, a frame at a time.
+                    try source.pad(to: source.queued + Int64(frameSize))
+                } else {
+                    try source.fill(to: source.queue.count + frameSize)
+                }
+            }
             try filterQueued()
             if reader.isDone && filters == nil { break }
         }
@@ -99,10 +126,10 @@ package final class AudioSpanEncoder {
     /// source that ended early is followed by silence up to the span's end.
     package func finish(padding: Bool = false, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         try encode(until: nil, write: write)
-        if padding { try reader.padToEnd() }
+        if padding || mixed != nil { try readers.forEach { try $0.padToEnd() } }
         try filterQueued()
         if let filters, !filtersDrained {
-            try filters.send(nil)
+            for input in readers.indices { try filters.send(nil, to: input) }
             try collectFiltered()
             filtersDrained = true
             // Filters may hand out a few samples fewer than they took (resampling's edges): the span keeps its length.
@@ -118,13 +145,16 @@ package final class AudioSpanEncoder {
         try encoder.encode(nil, what: "audio", write: write)
     }
 
-    /// Moves what the reader has queued through the filters.
+    /// Moves what the readers have queued through the filters, as many
+    /// samples from each.
     private func filterQueued() throws {
-        guard let filters, reader.queue.count > 0 else { return }
-        let count = Int32(reader.queue.count)
-        let frame = try reader.take(count)
-        frame.pointer.pointee.pts = reader.queued - Int64(count)
-        try filters.send(frame)
+        guard let filters, queuedEverywhere > 0 else { return }
+        let count = Int32(queuedEverywhere)
+        for (input, source) in readers.enumerated() {
+            let frame = try source.take(count)
+            frame.pointer.pointee.pts = source.queued - Int64(source.queue.count) - Int64(count)
+            try filters.send(frame, to: input)
+        }
         try collectFiltered()
     }
 

@@ -124,7 +124,14 @@ package final class AudioSpanReader {
 
     /// Silence up to the span's end, for a source that ended early.
     package func padToEnd() throws {
-        if queued < totalSamples { try queueSilence(Int32(clamping: totalSamples - queued)) }
+        try pad(to: totalSamples)
+    }
+
+    /// Silence up to span sample `sample` (at most the span's end), for a
+    /// source that ended early, a little at a time.
+    package func pad(to sample: Int64) throws {
+        let target = min(sample, totalSamples)
+        if queued < target { try queueSilence(Int32(clamping: target - queued)) }
     }
 
     /// Takes `samples` queued samples into a new frame.

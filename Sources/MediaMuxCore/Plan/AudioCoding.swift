@@ -17,7 +17,7 @@ extension MergePlanner {
     /// whose packets stand alone.
     package func audioEncoding(
         for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, repeating: Bool = false,
-        output: String
+        mixingLevel: Double? = nil, output: String
     ) throws -> AudioEncoding? {
         let refusal = copyRefusal(stream.codec, container)
         let repeatRefusal = repeating && !Self.repeatsByCopy(stream.codec)
@@ -37,6 +37,7 @@ extension MergePlanner {
             options.channels.flatMap { $0 != stream.channels ? "mixed to " + Self.channelWord($0) : nil },
             options.bitRate.map { "\($0 / 1000) kb/s asked for" },
         ].compactMap { $0 } + options.effects.changes
+            + (mixingLevel.map { ["mixed with the video's own audio at \(fixedPoint($0, decimals: 1)) dB"] } ?? [])
 
         let reason: String
         switch options.codec {

@@ -21,6 +21,19 @@ public enum EndPolicy: String, Sendable, CaseIterable {
     case audio
 }
 
+/// What becomes of the video's own sound.
+public enum OriginalAudio: Sendable, Equatable {
+    /// Left out: the soundtrack takes its place.
+    case replaced
+    /// Kept as a second audio track, disabled: players offer it as an
+    /// alternative to the soundtrack (copied where the container carries it).
+    case kept
+    /// Mixed with the soundtrack into one track, at this level in dB (0 as it
+    /// is, -12 well under the soundtrack). The soundtrack is encoded, and the
+    /// track plays from the output's start to its end.
+    case mixed(level: Double)
+}
+
 /// What a merge should do beyond its three paths.
 public struct MergeOptions: Sendable, Equatable {
     /// Which video stream of the video file: 0 is the first video stream (cover art not counted).
@@ -42,11 +55,14 @@ public struct MergeOptions: Sendable, Equatable {
     public var end: EndPolicy
     /// Copy or encode the soundtrack, where it starts, and how to encode it.
     public var audio: AudioOptions
+    /// What becomes of the video's own audio.
+    public var originalAudio: OriginalAudio
 
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
         rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,
-        keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions()
+        keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions(),
+        originalAudio: OriginalAudio = .replaced
     ) {
         self.videoStream = videoStream
         self.audioStream = audioStream
@@ -57,5 +73,6 @@ public struct MergeOptions: Sendable, Equatable {
         self.keepsMetadata = keepsMetadata
         self.end = end
         self.audio = audio
+        self.originalAudio = originalAudio
     }
 }

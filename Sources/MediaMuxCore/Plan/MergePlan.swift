@@ -85,6 +85,9 @@ public struct MergePlan: Sendable, Equatable {
         /// Audio: nil when the packets are copied; otherwise how they are decoded and encoded.
         public var encoding: AudioEncoding?
 
+        /// Players play the track unless told otherwise; false for the kept original audio.
+        public var isEnabled = true
+
         /// At most how many samples the output track gets: the source's, once
         /// for each play of a loop copied.
         var writtenSampleBound: Int? {
@@ -119,6 +122,18 @@ public struct MergePlan: Sendable, Equatable {
     public var overwrite: Bool
     public var video: Track
     public var audio: Track
+    /// The video's own audio, kept as a second audio track, disabled.
+    public var originalAudio: Track?
+    /// The video's own audio mixed into the soundtrack (which is then encoded).
+    public var mix: Mix?
+
+    /// The video's own audio under the soundtrack, in one track.
+    public struct Mix: Sendable, Equatable {
+        /// Where it plays, placed as the video is.
+        public var original: Track
+        /// Its level in the mix, in dB.
+        public var level: Double
+    }
     /// The output's presentation end, as the end policy decides.
     public var end: MediaTime
     public var endReason: EndReason
@@ -132,4 +147,9 @@ public struct MergePlan: Sendable, Equatable {
     public var metadata: MetadataCarry
     /// Every input stream not copied.
     public var leftOut: [LeftOut]
+
+    /// The audio tracks in output order: the soundtrack, then the video's own audio if kept.
+    var audioTracks: [Track] { [audio] + (originalAudio.map { [$0] } ?? []) }
+    /// Every output track in order, the video first.
+    var tracks: [Track] { [video] + audioTracks }
 }

@@ -54,11 +54,27 @@ package struct MergePlanner: Sendable {
         video.end = end
         audio.end = ending.audioEnd
         audio.loop = ending.loop
+        // The video's own audio: kept beside the soundtrack, or mixed into it.
+        let placedOriginal = try placedOriginalAudio(
+            options.originalAudio, of: videoInfo, videoStart: videoStream.start ?? .zero(), end: end,
+            keepsMetadata: options.keepsMetadata, output: output)
+        var mix: MergePlan.Mix?
+        if case .mixed(let level) = options.originalAudio, let placedOriginal {
+            mix = MergePlan.Mix(original: placedOriginal.track, level: level)
+            // One track from the output's start to its end, silent where neither plays.
+            audio.sourceStart = .zero()
+            audio.end = end
+        }
         let encoding = try audioEncoding(
-            for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, output: output)
+            for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, mixingLevel: mix?.level,
+            output: output)
         if let encoding {
             try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: audioInfo.path)
             audio = Self.encoded(audio, as: encoding)
+        }
+        var original: MergePlan.Track?
+        if options.originalAudio == .kept, let placedOriginal {
+            original = try keptTrack(placedOriginal, in: container, output: output)
         }
 
         var rotation = decideRotation(
@@ -76,16 +92,19 @@ package struct MergePlanner: Sendable {
             overwrite: options.overwrite,
             video: video,
             audio: audio,
+            originalAudio: original,
+            mix: mix,
             end: end,
             endReason: ending.reason,
             rotation: rotation,
             movieHeader: Self.movieHeader(
-                faststart: options.faststart, video: video, audio: audio,
+                faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),
                 metadataBytes: videoInfo.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             movieTimescale: Self.movieTimescale,
             interleaveWindow: Self.interleaveWindow,
             metadata: metadata,
-            leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index))
+            leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index)
+                .filter { !($0.path == videoInfo.path && $0.streamIndex == placedOriginal?.track.streamIndex) })
     }
 
     /// Every stream of the inputs besides the two copied, with the reason.
@@ -139,7 +158,7 @@ package struct MergePlanner: Sendable {
         return candidates[index]
     }
 
-    private static func track(
+    static func track(
         _ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind, keepsMetadata: Bool
     ) throws -> MergePlan.Track {
         guard var start = stream.start, var end = stream.end, end > start else {
@@ -223,13 +242,13 @@ package struct MergePlanner: Sendable {
     /// boxes (mvhd, tkhd, mdhd, hdlr, minf, stsd, edts, udta) fit in 4 KiB a
     /// track besides the codec configuration and tags.
     static func movieHeader(
-        faststart: Bool, video: MergePlan.Track, audio: MergePlan.Track, metadataBytes: Int,
+        faststart: Bool, video: MergePlan.Track, audio: [MergePlan.Track], metadataBytes: Int,
         end: MediaTime, inputBytes: Int
     ) -> MergePlan.MovieHeaderPlacement {
         guard faststart else { return .atEnd }
         let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
         var bytes = 4096 + metadataBytes
-        for (track, perSample) in [(video, 25), (audio, 12)] {
+        for (track, perSample) in [(video, 25)] + audio.map({ ($0, 12) }) {
             guard let samples = track.writtenSampleBound, samples > 0 else { return .movedToFront }
             let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
             bytes += 4096 + track.headerBytes + samples * perSample + chunks * 20

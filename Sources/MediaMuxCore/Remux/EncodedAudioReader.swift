@@ -25,8 +25,9 @@ final class EncodedAudioReader: PacketSource {
     /// Frames encoded at each turn: enough to keep the muxer fed, few enough to keep memory flat.
     private static let framesPerTurn: Int64 = 16
 
+    /// - Parameter mix: the video's own audio to mix under the soundtrack, read from a demuxer of its own.
     init(
-        demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, output: String,
+        demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, mix: MergePlan.Mix? = nil, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
         let tick = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
@@ -50,9 +51,17 @@ final class EncodedAudioReader: PacketSource {
                 measured: measured.integrated, truePeak: measured.truePeak, rate: rate, path: track.path,
                 measureLimited: { try measure(after: $0).integrated })
         }
+        let mixing = try mix.map { mix in
+            // The original's span over the same output samples: its source time at the output's zero on.
+            let reader = try AudioSpanReader(
+                demuxer: DemuxerHandle(path: mix.original.path, cancellation: cancellation), streamIndex: mix.original.streamIndex,
+                zero: mix.original.origin + track.sourceStart, samples: samples, rate: rate, channels: encoding.channels,
+                cancellation: cancellation)
+            return (reader: reader, level: mix.level)
+        }
         encoder = try AudioSpanEncoder(
             demuxer: demuxer, streamIndex: track.streamIndex, zero: zero, samples: samples, loop: loop,
-            filters: encoding.effects.filters(samples: samples, rate: rate, adjustment: loudness),
+            filters: encoding.effects.filters(samples: samples, rate: rate, adjustment: loudness), mixing: mixing,
             settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
             output: output, globalHeaders: globalHeaders, cancellation: cancellation)
     }

@@ -63,6 +63,8 @@ public struct MergeReport: Sendable, Equatable {
     public var rotation: RotationDecision
     public var video: Track
     public var audio: Track
+    /// The video's own audio, kept as a second audio track that players leave off until chosen.
+    public var originalAudio: Track?
     public var fileBytes: Int
     /// How long the merge took.
     public var elapsed: Duration

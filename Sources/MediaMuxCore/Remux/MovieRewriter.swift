@@ -24,6 +24,8 @@ struct MovieRewrite {
     var timings: [TrackTiming]
     var sampleEntries: [SampleEntryCarry?]
     var trackBoxes: [TrackBoxCarry?]
+    /// Whether players play each track unless told otherwise (tkhd's enabled flag).
+    var enabled: [Bool]
     var metadata: MovieMetadataBoxes
 }
 
@@ -68,6 +70,12 @@ struct MovieRewriter {
             case "trak":
                 guard trackIndex < rewrite.timings.count else { throw BoxFailure.layoutMismatch("more tracks than planned") }
                 try patchTiming(&children[index], timing: rewrite.timings[trackIndex])
+                if !rewrite.enabled[trackIndex] {
+                    try children[index].modify("tkhd") { tkhd in
+                        guard tkhd.head.count >= 4 else { throw BoxFailure.malformed("short tkhd") }
+                        tkhd.head[3] &= ~0x01
+                    }
+                }
                 if let carry = rewrite.sampleEntries[trackIndex] {
                     children[index].modify("mdia/minf/stbl/stsd") { stsd in
                         if let first = stsd.children?.first { stsd.children![0] = carry.merged(into: first) }

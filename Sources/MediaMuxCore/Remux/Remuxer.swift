@@ -35,8 +35,9 @@ final class Remuxer {
     private let observing: PacketObserving?
     private var observer: (any PacketObserver)?
     private var warnings: [String] = []
-    private var damagedPackets = [0, 0]
-    private var loudness: LoudnessAdjustment?
+    /// By output track.
+    private var damagedPackets: [Int] = []
+    private var loudness: [LoudnessAdjustment?] = []
 
     init(
         plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
@@ -72,28 +73,16 @@ final class Remuxer {
 
         let videoInput = try DemuxerHandle(
             path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
-        let audioInput = try DemuxerHandle(path: plan.audio.path, cancellation: cancellation)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
         _ = try muxer.addStream(
             copying: videoInput.plannedStream(plan.video.streamIndex, kind: .video), codecTag: plan.video.codecTag,
             rotation: plan.rotation.degrees, tags: plan.metadata.streamTags)
-        let audioSource: any PacketSource
-        let audioStream = try audioInput.plannedStream(plan.audio.streamIndex, kind: .audio)
-        if let encoding = plan.audio.encoding {
-            let encoded = try EncodedAudioReader(
-                demuxer: audioInput, track: plan.audio, encoding: encoding, output: plan.outputPath,
-                globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
-            _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: audioStream, tags: plan.metadata.streamTags)
-            audioSource = encoded
-            loudness = encoded.loudness
-        } else {
-            _ = try muxer.addStream(copying: audioStream, codecTag: plan.audio.codecTag, rotation: nil, tags: plan.metadata.streamTags)
-            if let loop = plan.audio.loop {
-                audioSource = try LoopingTrackReader(demuxer: audioInput, track: plan.audio, loop: loop)
-            } else {
-                audioSource = try TrackReader(demuxer: audioInput, track: plan.audio, end: plan.audio.end)
-            }
+        // Each audio track reads a file of its own (the video's own audio reads the video file again).
+        let audioSources = try plan.audioTracks.enumerated().map { index, track in
+            try audioSource(
+                for: track, mixing: index == 0 ? plan.mix : nil, input: DemuxerHandle(path: track.path, cancellation: cancellation),
+                muxer: muxer)
         }
         try muxer.open(options: headerOptions())
         if let observing {
@@ -104,13 +93,15 @@ final class Remuxer {
             }
         }
 
-        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.video.end), audioSource]
-        var written = [Written(), Written()]
+        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.video.end)] + audioSources
+        var written = Array(repeating: Written(), count: readers.count)
         try pump(readers: readers, into: muxer, written: &written)
-        try readers[0].checkComplete(declaredPackets: plan.video.sampleCount)
-        try readers[1].checkComplete(declaredPackets: plan.audio.sampleCount)
+        for (reader, track) in zip(readers, plan.tracks) {
+            try reader.checkComplete(declaredPackets: track.sampleCount)
+        }
         warnings += readers.flatMap(\.warnings)
         damagedPackets = readers.map(\.damagedPackets)
+        loudness = readers.map { ($0 as? EncodedAudioReader)?.loudness }
         try muxer.finish()
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
 
@@ -119,6 +110,26 @@ final class Remuxer {
         let elapsed = clock.now - started
         progress?(MergeProgress(written: plan.end, total: plan.end))
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
+    }
+
+    /// Where an audio track's packets come from: the encoder, or the input's
+    /// own packets, once or looped.
+    private func audioSource(
+        for track: MergePlan.Track, mixing mix: MergePlan.Mix?, input: DemuxerHandle, muxer: MuxerHandle
+    ) throws -> any PacketSource {
+        let stream = try input.plannedStream(track.streamIndex, kind: .audio)
+        if let encoding = track.encoding {
+            let encoded = try EncodedAudioReader(
+                demuxer: input, track: track, encoding: encoding, mix: mix, output: plan.outputPath,
+                globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
+            _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags)
+            return encoded
+        }
+        _ = try muxer.addStream(copying: stream, codecTag: track.codecTag, rotation: nil, tags: plan.metadata.streamTags)
+        if let loop = track.loop {
+            return try LoopingTrackReader(demuxer: input, track: track, loop: loop)
+        }
+        return try TrackReader(demuxer: input, track: track, end: track.end)
     }
 
     private func headerOptions() -> [String: String] {
@@ -204,8 +215,7 @@ final class Remuxer {
         let movieScale = plan.movieTimescale
         let movieEnd = plan.end.converted(to: movieScale, rounding: .nearest).value
         var timings: [TrackTiming] = []
-        for (index, track) in written.enumerated() {
-            let planned = index == 0 ? plan.video : plan.audio
+        for (index, (track, planned)) in zip(written, plan.tracks).enumerated() {
             guard let firstDTS = track.firstDTS else {
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
@@ -216,8 +226,8 @@ final class Remuxer {
             timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(firstDTS), end: end))
         }
         let rewrite = MovieRewrite(
-            movieEnd: movieEnd, timings: timings, sampleEntries: [plan.video.sampleEntry, plan.audio.sampleEntry],
-            trackBoxes: [plan.video.trackBoxes, plan.audio.trackBoxes], metadata: plan.metadata.boxes)
+            movieEnd: movieEnd, timings: timings, sampleEntries: plan.tracks.map(\.sampleEntry),
+            trackBoxes: plan.tracks.map(\.trackBoxes), enabled: plan.tracks.map(\.isEnabled), metadata: plan.metadata.boxes)
         do {
             if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
                 warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
@@ -239,14 +249,16 @@ final class Remuxer {
                 packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
             track.plays = planned.loop?.plays ?? 1
             track.damagedPackets = damagedPackets[index]
-            if index == 1 { track.loudness = loudness }
+            track.loudness = loudness[index]
             if index == 0, planned.end > planned.sourceEnd { track.heldLastFrame = planned.end - planned.sourceEnd }
             return track
         }
-        return MergeReport(
+        var report = MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
             video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsed: elapsed,
             movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
+        report.originalAudio = plan.originalAudio.map { track(2, $0) }
+        return report
     }
 }
 

@@ -48,6 +48,20 @@ struct AudioSamples {
             sampleRate: Int(scale), channels: decoded.map { Array($0[span.start..<(span.start + span.length)]) }, delay: delay)
     }
 
+    /// The amplitude of the component at `frequency` Hz (a single DFT bin:
+    /// the samples correlated with a sine and a cosine), for telling the
+    /// tones of a mix apart.
+    static func amplitude(at frequency: Double, in samples: ArraySlice<Float>, sampleRate: Int) -> Double {
+        var real = 0.0
+        var imaginary = 0.0
+        for (index, value) in samples.enumerated() {
+            let phase = 2 * .pi * frequency * Double(index) / Double(sampleRate)
+            real += Double(value) * cos(phase)
+            imaginary += Double(value) * sin(phase)
+        }
+        return 2 * (real * real + imaginary * imaginary).squareRoot() / Double(max(samples.count, 1))
+    }
+
     /// The frequency of a steady tone in Hz, from its rising zero crossings.
     static func frequency(_ samples: ArraySlice<Float>, sampleRate: Int) -> Double {
         var crossings: [Double] = []

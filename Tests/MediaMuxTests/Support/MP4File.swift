@@ -69,6 +69,11 @@ struct MP4File: Sendable {
         let box: BoxNode
         // tkhd
         let trackID: UInt32
+        /// tkhd's flags: 0x1 enabled, 0x2 in the movie.
+        let tkhdFlags: UInt32
+        /// Tracks of one group are alternatives to each other (0: none).
+        let alternateGroup: UInt16
+        var isEnabled: Bool { tkhdFlags & 1 != 0 }
         let tkhdDuration: UInt64
         let width, height: Double
         /// a, b, u, c, d, v, x, y, w as stored (a,b,c,d,x,y are 16.16; u,v,w are 2.30).
@@ -287,11 +292,14 @@ struct MP4File: Sendable {
         // tkhd: version 1 widens creation/modification time and duration to 64 bits.
         var c = try tree.fullBoxCursor(try required("tkhd"))
         let v1 = c.version == 1
+        let tkhdFlags = c.flags
         try c.skip(v1 ? 16 : 8)
         let trackID = try c.u32()
         try c.skip(4)
         let tkhdDuration = v1 ? try c.u64() : UInt64(try c.u32())
-        try c.skip(8 + 2 + 2 + 2 + 2) // reserved, layer, alternate_group, volume, reserved
+        try c.skip(8 + 2) // reserved, layer
+        let alternateGroup = try c.u16()
+        try c.skip(2 + 2) // volume, reserved
         let matrix = try (0..<9).map { _ in Int32(bitPattern: try c.u32()) }
         let width = Double(try c.u32()) / 65536
         let height = Double(try c.u32()) / 65536
@@ -434,7 +442,7 @@ struct MP4File: Sendable {
         }
 
         return Track(
-            box: trak, trackID: trackID, tkhdDuration: tkhdDuration, width: width, height: height, matrix: matrix,
+            box: trak, trackID: trackID, tkhdFlags: tkhdFlags, alternateGroup: alternateGroup, tkhdDuration: tkhdDuration, width: width, height: height, matrix: matrix,
             handlerType: handlerType, mediaTimescale: mediaTimescale, mdhdDuration: mdhdDuration,
             languageCode: languageCode, language: decodeLanguage(languageCode), editList: editList,
             sampleFormat: sampleFormat, sampleEntryBoxes: sampleEntryBoxes, timeToSample: timeToSample, compositionOffsetTable: cttsTable,
@@ -470,6 +478,7 @@ extension MP4File {
         let base: Int64
         let what: String
         var version: UInt8 = 0
+        var flags: UInt32 = 0
 
         init(bytes: [UInt8], pos: Int, end: Int, base: Int64, what: String) {
             self.bytes = bytes
@@ -601,7 +610,7 @@ extension MP4File {
             let start = Int(node.box.payloadOffset - base)
             var c = Cursor(bytes: bytes, pos: start, end: Int(node.box.end - base), base: base, what: "'\(node.type)'")
             c.version = try c.take(1).first ?? 0
-            try c.skip(3)
+            c.flags = try c.take(3).reduce(0) { $0 << 8 | UInt32($1) }
             return c
         }
     }
