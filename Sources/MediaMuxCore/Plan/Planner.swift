@@ -38,22 +38,11 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
         var video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
-        var audio = try Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata)
-        let period = audio.sourceEnd - audio.sourceStart
-        audio = try Self.offset(audio, by: options.audio.offset, path: audioInfo.path)
-        let ending = try Self.ending(
-            video: video, audio: audio, period: period, policy: options.end, loops: options.audio.loops, path: output)
+        var (audio, ending) = try Self.placeSoundtrack(
+            Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata), beside: video,
+            options: options, output: output)
         let end = ending.end
-        guard audio.sourceStart < end else {
-            if options.audio.offset.value != 0 {
-                throw MediaMuxError.invalidOption(
-                    "\(audioInfo.path): an offset of \(options.audio.offset.secondsText()) s starts it at \(audio.sourceStart.secondsText()) s, after the video ends at \(end.secondsText()) s")
-            }
-            throw MediaMuxError.damaged(path: audioInfo.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
-        }
         video.end = end
-        audio.end = ending.audioEnd
-        audio.loop = ending.loop
         // The video's own audio: kept beside the soundtrack, or mixed into it.
         let placedOriginal = try placedOriginalAudio(
             options.originalAudio, of: videoInfo, videoStart: videoStream.start ?? .zero(), end: end,

@@ -14,6 +14,27 @@ extension MergePlanner {
         codec == "alac" || codec.hasPrefix("pcm_")
     }
 
+    /// The soundtrack on the output's timeline: moved by the offset, ending
+    /// as the end policy says, looped if asked; and the output's end.
+    static func placeSoundtrack(
+        _ track: MergePlan.Track, beside video: MergePlan.Track, options: MergeOptions, output: String
+    ) throws -> (MergePlan.Track, Ending) {
+        let period = track.sourceEnd - track.sourceStart
+        var audio = try offset(track, by: options.audio.offset, path: track.path)
+        let ending = try ending(video: video, audio: audio, period: period, policy: options.end, loops: options.audio.loops, path: output)
+        guard audio.sourceStart < ending.end else {
+            let offset = options.audio.offset
+            if offset.value != 0 {
+                throw MediaMuxError.invalidOption(
+                    "\(track.path): an offset of \(offset.secondsText()) s starts it at \(audio.sourceStart.secondsText()) s, after the video ends at \(ending.end.secondsText()) s")
+            }
+            throw MediaMuxError.damaged(path: track.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
+        }
+        audio.end = ending.audioEnd
+        audio.loop = ending.loop
+        return (audio, ending)
+    }
+
     /// The soundtrack moved by `offset`: later (the edit list's empty edit
     /// waits), or earlier by skipping its beginning.
     static func offset(_ track: MergePlan.Track, by offset: MediaTime, path: String) throws -> MergePlan.Track {
