@@ -285,6 +285,23 @@ struct AudioPlacementTests {
         #expect(abs(20 * log10(AudioSamples.amplitude(at: 440, in: after, sampleRate: 44100) / expectedSoundtrack)) < 0.5)
     }
 
+    /// Mixed with the whole video kept, a shorter soundtrack ends and the
+    /// video's own audio goes on to its end: the track spans the output.
+    @Test func aMixOutlastsAShorterSoundtrack() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(
+            video: Self.video, audio: Self.chirp, output: output, options: MergeOptions(end: .video, originalAudio: .mixed(level: 0)))
+        #expect(report.duration == 4 && report.audio.duration == 4 && report.audio.start == .zero())
+        let heard = try Self.played(output)
+        try #require(heard.count == 4 * 48000)
+        // The video's own 880 Hz (at 44.1 kHz, resampled to the chirp's 48 kHz) after the chirp's end...
+        let after = heard.channels[0][(2 * 48000)..<(2 * 48000 + 24_000)]
+        #expect(abs(AudioSamples.frequency(after, sampleRate: 48000) - 880) < 2)
+        // ...and silence once it ends too, at 3 s.
+        #expect(AudioSamples.rmsDecibels(heard.channels[0][(3 * 48000 + 4800)...]) < -60)
+    }
+
     @Test func aVideoWithoutItsOwnAudioHasNoneToKeep() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("h264_vfr.mp4")

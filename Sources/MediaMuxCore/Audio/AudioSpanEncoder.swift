@@ -38,6 +38,8 @@ package final class AudioSpanEncoder {
     package var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
     /// Samples of the source in the span (silence not counted).
     package var sourceSamples: Int64 { reader.sourceSamples }
+    /// The span sample just past the source's last.
+    package var reached: Int64 { reader.reached }
     /// Samples of silence put where the source had none: gaps, and the decoder's rejected packets.
     package var silenceSamples: Int64 { reader.silenceSamples }
     /// Packets the decoder rejected as damaged.

@@ -65,6 +65,8 @@ package final class AudioSpanReader {
 
     /// Samples of the source in the span (silence not counted).
     package private(set) var sourceSamples: Int64 = 0
+    /// The span sample just past the last of the source's samples queued: how far the source reached.
+    package private(set) var reached: Int64 = 0
     /// Samples of silence put where the source had none: gaps, and the decoder's rejected packets.
     package private(set) var silenceSamples: Int64 = 0
     /// Packets the decoder rejected as damaged.
@@ -214,6 +216,7 @@ package final class AudioSpanReader {
         try queue.append(frame, from: Int(from - position), samples: Int32(end - from), bytesPerSample: bytesPerSample)
         queued += end - from
         sourceSamples += end - from
+        reached = max(reached, end)
     }
 
     private func queueSilence(_ samples: Int32) throws {

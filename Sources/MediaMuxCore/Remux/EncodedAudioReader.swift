@@ -19,6 +19,9 @@ final class EncodedAudioReader: PacketSource {
     private var spare: [PacketBuffer] = []
     private var encodedUpTo: Int64 = 0
     private var finished = false
+    /// Where the source's samples should reach in the span: its end, or the
+    /// span's when it loops (a mixed span goes on past the soundtrack's end).
+    private let expectedReach: Int64
     /// The measured loudness and the gain applied, when the plan asks for a loudness.
     private(set) var loudness: LoudnessAdjustment?
 
@@ -38,6 +41,7 @@ final class EncodedAudioReader: PacketSource {
         let samples = (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest)
         let loop = track.loop.map { AudioSpanReader.Loop(start: track.origin + track.sourceEnd - $0.period, period: $0.period) }
         let rate = Int32(encoding.sampleRate)
+        expectedReach = track.loop != nil ? samples : (min(track.sourceEnd, track.end) - track.sourceStart).ticks(of: tick, rounding: .nearest)
         if encoding.effects.loudness != nil {
             // The span as it will play, read once more by a reader of its own for each measurement.
             func measure(after filters: String?) throws -> (integrated: Double, truePeak: Double) {
@@ -102,8 +106,8 @@ final class EncodedAudioReader: PacketSource {
     /// beyond that it is truncated or damaged.
     func checkComplete(declaredPackets: Int?) throws {
         let rate = Int64(timeBase.den)
-        guard encoder.sourceSamples < encoder.totalSamples - rate else { return }
-        let seconds = fixedPoint(Double(encoder.sourceSamples) / Double(rate), decimals: 3)
+        guard encoder.reached < expectedReach - rate else { return }
+        let seconds = fixedPoint(Double(startTick + encoder.reached) / Double(rate), decimals: 3)
         throw MediaMuxError.damaged(path: path, detail: "the audio stops at \(seconds) s, before its declared end")
     }
 
