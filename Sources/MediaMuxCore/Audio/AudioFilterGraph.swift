@@ -20,7 +20,7 @@ final class AudioFilterGraph {
         var message = [CChar](repeating: 0, count: 512)
         graph = CFFmpegFilter_create(filters, Int32(inputs), rate, layout, frameSize, &code, &message, message.count)
         guard graph != nil else {
-            let said = String(cString: message)
+            let said = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw MediaMuxError.ffmpeg(operation: "setting up the audio filters (\(filters))", path: path, code: code, message: said)
         }
     }

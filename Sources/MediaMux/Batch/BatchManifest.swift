@@ -1,0 +1,137 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The jobs of a batch as a manifest lists them:
+///
+/// ```json
+/// {"jobs": [
+///   {"video": "clips/a.mp4", "audio": "https://example.com/song.m4a", "output": "out/a.mp4",
+///    "end": "video", "loopAudio": true, "loudness": -16, "preview": {"sheet": true, "clip": true}},
+///   {"input": "clips/b.mp4", "preview": {"sheet": {"path": "out/b.png", "frames": 6}}}
+/// ]}
+/// ```
+///
+/// A merge job has `video`, `audio` (a path or an http(s) URL) and `output`,
+/// and any of the merge options under the names `muxctl merge` gives them
+/// (`orientation`, `rotate`, `end`, `loopAudio`, `audioOffset`, `audioCodec`,
+/// `audioBitrate`, `sampleRate`, `channels`, `volume`, `fadeIn`, `fadeOut`,
+/// `loudness`, `keepOriginalAudio`, `mixOriginal`, `videoStream`,
+/// `audioStream`, `faststart`, `metadata`). A preview-only job has `input`
+/// instead. `preview` makes a contact sheet and a preview clip of the output
+/// (or input): `true` for the defaults, named after it (`out/a.sheet.png`,
+/// `out/a.preview.mp4`), or an object with `path` and the options.
+/// Relative paths are taken from the manifest's folder, so that a manifest
+/// on shared storage means the same on every machine.
+public struct BatchManifest: Sendable, Equatable {
+    public var path: String
+    public var jobs: [BatchJob]
+
+    /// Reads and checks the whole manifest before any work is done: every
+    /// problem is an `invalidOption` naming the manifest, the job and the field.
+    public static func load(_ path: String) throws(MediaMuxError) -> BatchManifest {
+        let data: Data
+        do {
+            do {
+                try checkReadableFile(path)
+            } catch MediaMuxError.notMedia {
+                // Empty: read as it is, and found not to be JSON.
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as MediaMuxError {
+            throw error
+        } catch {
+            throw MediaMuxError.unreadable(path: path, reason: "\(error)")
+        }
+        return try parse(data, path: path)
+    }
+
+    static func parse(_ data: Data, path: String) throws(MediaMuxError) -> BatchManifest {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw MediaMuxError.invalidOption("\(path): is not JSON (\(Self.describe(error)))")
+        }
+        guard case .object(let top) = root, case .array(let list)? = top["jobs"] else {
+            throw MediaMuxError.invalidOption("\(path): a manifest is an object with a \"jobs\" list")
+        }
+        if let extra = top.keys.first(where: { $0 != "jobs" }) {
+            throw MediaMuxError.invalidOption("\(path): unknown field \"\(extra)\" (a manifest has only \"jobs\")")
+        }
+        let folder = Self.folder(of: path)
+        var jobs: [BatchJob] = []
+        var outputs: [String: Int] = [:]
+        for (index, value) in list.enumerated() {
+            var fields = JobFields(manifest: path, index: index, folder: folder)
+            let job = try fields.job(from: value)
+            for written in job.writes {
+                if let earlier = outputs[written] {
+                    throw MediaMuxError.invalidOption("\(path): jobs[\(index)] writes \(written), as jobs[\(earlier)] does")
+                }
+                outputs[written] = index
+            }
+            jobs.append(job)
+        }
+        return BatchManifest(path: path, jobs: jobs)
+    }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return (context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+        }
+        return "\(error)"
+    }
+}
+
+/// One job of a batch.
+public struct BatchJob: Sendable, Equatable {
+    /// Its position in the manifest, from 0: what shards split by.
+    public var index: Int
+    public var work: Work
+    /// A contact sheet of the output (or input), where asked for.
+    public var sheet: Sheet?
+    /// A preview clip of the output (or input), where asked for.
+    public var clip: Clip?
+
+    public enum Work: Sendable, Equatable {
+        /// A merge; `audio` may be an http(s) URL.
+        case merge(video: String, audio: String, output: String, options: MergeOptions)
+        /// Previews of a file alone.
+        case preview(input: String)
+    }
+
+    public struct Sheet: Sendable, Equatable {
+        public var path: String
+        public var options: ContactSheetOptions
+    }
+
+    public struct Clip: Sendable, Equatable {
+        public var path: String
+        public var options: PreviewClipOptions
+    }
+
+    /// The file the previews are made of: the merge's output, or the input.
+    public var previewSource: String {
+        switch work {
+        case .merge(_, _, let output, _): return output
+        case .preview(let input): return input
+        }
+    }
+
+    /// Every file the job writes.
+    public var writes: [String] {
+        var files: [String] = []
+        if case .merge(_, _, let output, _) = work { files.append(output) }
+        if let sheet { files.append(sheet.path) }
+        if let clip { files.append(clip.path) }
+        return files
+    }
+}

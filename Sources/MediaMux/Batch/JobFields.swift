@@ -1,0 +1,282 @@
+/// Reads one job of a manifest field by field. Every problem names the
+/// manifest, the job and the field: `jobs.json: jobs[3].audioOffset: must be
+/// a number of seconds`.
+struct JobFields {
+    let manifest: String
+    let index: Int
+    /// Relative paths are taken from here.
+    let folder: String
+    private var object: [String: JSONValue] = [:]
+    private var read: Set<String> = []
+
+    init(manifest: String, index: Int, folder: String) {
+        self.manifest = manifest
+        self.index = index
+        self.folder = folder
+    }
+
+    static let mergeFields = [
+        "video", "audio", "output", "orientation", "rotate", "end", "loopAudio", "audioOffset", "audioCodec", "audioBitrate",
+        "sampleRate", "channels", "volume", "fadeIn", "fadeOut", "loudness", "keepOriginalAudio", "mixOriginal",
+        "videoStream", "audioStream", "faststart", "metadata",
+    ]
+    static let fields = mergeFields + ["input", "preview"]
+
+    func problem(_ field: String?, _ text: String) -> MediaMuxError {
+        .invalidOption("\(manifest): jobs[\(index)]\(field.map { "." + $0 } ?? ""): \(text)")
+    }
+
+    mutating func job(from value: JSONValue) throws(MediaMuxError) -> BatchJob {
+        guard case .object(let fields) = value else { throw problem(nil, "a job is an object, not \(value.kind)") }
+        object = fields
+        let work: BatchJob.Work
+        if object["input"] != nil {
+            if let merging = Self.mergeFields.first(where: { object[$0] != nil }) {
+                throw problem(merging, "a job with \"input\" makes previews only; a merge has \"video\", \"audio\" and \"output\"")
+            }
+            work = .preview(input: try path("input", required: true)!)
+        } else {
+            let video = try path("video", required: true)!
+            let audio = try source("audio")
+            let output = try path("output", required: true)!
+            work = .merge(video: video, audio: audio, output: output, options: try mergeOptions())
+        }
+        var job = BatchJob(index: index, work: work)
+        try readPreview(into: &job)
+        if let unknown = object.keys.sorted().first(where: { !read.contains($0) }) {
+            let near = Self.fields.first { Self.distance($0.lowercased(), unknown.lowercased()) <= 2 }
+            throw problem(nil, "unknown field \"\(unknown)\"" + (near.map { "; did you mean \"\($0)\"?" } ?? ""))
+        }
+        return job
+    }
+
+    // MARK: Merge options
+
+    private mutating func mergeOptions() throws(MediaMuxError) -> MergeOptions {
+        var options = MergeOptions()
+        options.orientation = try choice("orientation", ["landscape": .landscape, "portrait": .portrait, "keep": .keep]) ?? .landscape
+        if let rotate = try integer("rotate") {
+            guard [0, 90, 180, 270].contains(rotate) else { throw problem("rotate", "must be 0, 90, 180 or 270") }
+            options.rotation = rotate
+        }
+        options.end = try choice("end", ["shortest": .shortest, "video": .video, "audio": .audio]) ?? .shortest
+        options.videoStream = try integer("videoStream", atLeast: 0)
+        options.audioStream = try integer("audioStream", atLeast: 0)
+        options.faststart = try bool("faststart") ?? true
+        options.keepsMetadata = try bool("metadata") ?? true
+        var audio = AudioOptions()
+        audio.codec = try choice("audioCodec", ["copy": .copy, "aac": .aac]) ?? .automatic
+        audio.bitRate = try bitRate("audioBitrate")
+        audio.sampleRate = try integer("sampleRate", atLeast: 1)
+        audio.channels = try integer("channels", atLeast: 1)
+        audio.loops = try bool("loopAudio") ?? false
+        audio.offset = try seconds("audioOffset", allowingNegative: true) ?? .zero()
+        audio.volume = try number("volume") ?? 0
+        audio.fadeIn = try seconds("fadeIn") ?? .zero()
+        audio.fadeOut = try seconds("fadeOut") ?? .zero()
+        audio.loudness = try number("loudness")
+        options.audio = audio
+        let keeps = try bool("keepOriginalAudio") ?? false
+        if let level = try number("mixOriginal") {
+            if keeps { throw problem("mixOriginal", "goes with \"keepOriginalAudio\": false; choose one way to use the video's own audio") }
+            options.originalAudio = .mixed(level: level)
+        } else if keeps {
+            options.originalAudio = .kept
+        }
+        return options
+    }
+
+    // MARK: Previews
+
+    private mutating func readPreview(into job: inout BatchJob) throws(MediaMuxError) {
+        guard let value = take("preview") else { return }
+        guard case .object(let preview) = value else { throw problem("preview", "must be an object such as {\"sheet\": true, \"clip\": true}") }
+        if let unknown = preview.keys.sorted().first(where: { $0 != "sheet" && $0 != "clip" }) {
+            throw problem("preview", "unknown field \"\(unknown)\" (previews are \"sheet\" and \"clip\")")
+        }
+        let base = Self.stem(of: job.previewSource)
+        if let sheet = preview["sheet"] {
+            var fields = try PreviewFields(sheet, field: "preview.sheet", defaultPath: base + ".sheet.png", job: self)
+            if let path = fields.path {
+                var options = ContactSheetOptions()
+                options.frames = try fields.integer("frames", atLeast: 1) ?? options.frames
+                options.columns = try fields.integer("columns", atLeast: 1)
+                options.tileSize = try fields.integer("size", atLeast: 16) ?? options.tileSize
+                try fields.finish()
+                job.sheet = BatchJob.Sheet(path: path, options: options)
+            }
+        }
+        if let clip = preview["clip"] {
+            var fields = try PreviewFields(clip, field: "preview.clip", defaultPath: base + ".preview.mp4", job: self)
+            if let path = fields.path {
+                var options = PreviewClipOptions()
+                options.start = try fields.seconds("start") ?? options.start
+                options.duration = try fields.seconds("seconds") ?? options.duration
+                options.height = try fields.integer("height", atLeast: 16) ?? options.height
+                try fields.finish()
+                job.clip = BatchJob.Clip(path: path, options: options)
+            }
+        }
+    }
+
+    /// "out/a.mp4" -> "out/a".
+    static func stem(of path: String) -> String {
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return path }
+        return String(path.dropLast(name.distance(from: dot, to: name.endIndex)))
+    }
+
+    // MARK: Values
+
+    private mutating func take(_ key: String) -> JSONValue? {
+        read.insert(key)
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    func resolve(_ path: String) -> String {
+        path.hasPrefix("/") || folder == "." ? path : folder + "/" + path
+    }
+
+    private mutating func path(_ key: String, required: Bool = false) throws(MediaMuxError) -> String? {
+        guard let value = take(key) else {
+            if required { throw problem(key, "is missing") }
+            return nil
+        }
+        guard case .string(let text) = value, !text.isEmpty else { throw problem(key, "must be a file path, not \(value.kind)") }
+        return resolve(text)
+    }
+
+    /// A path, or an http(s) URL as it is.
+    private mutating func source(_ key: String) throws(MediaMuxError) -> String {
+        guard let value = take(key) else { throw problem(key, "is missing") }
+        guard case .string(let text) = value, !text.isEmpty else { throw problem(key, "must be a file path or an http(s) URL, not \(value.kind)") }
+        let lowered = text.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") ? text : resolve(text)
+    }
+
+    private mutating func number(_ key: String) throws(MediaMuxError) -> Double? {
+        guard let value = take(key) else { return nil }
+        guard case .number(let number) = value, number.isFinite else { throw problem(key, "must be a number, not \(value.kind)") }
+        return number
+    }
+
+    private mutating func integer(_ key: String, atLeast minimum: Int = .min) throws(MediaMuxError) -> Int? {
+        guard let value = take(key) else { return nil }
+        guard case .number(let number) = value, number.rounded() == number, abs(number) < 1e9, Int(number) >= minimum else {
+            throw problem(key, minimum == .min ? "must be a whole number" : "must be a whole number of at least \(minimum)")
+        }
+        return Int(number)
+    }
+
+    private mutating func seconds(_ key: String, allowingNegative: Bool = false) throws(MediaMuxError) -> MediaTime? {
+        guard let value = take(key) else { return nil }
+        guard case .number(let number) = value, number.isFinite, abs(number) < 1e9, allowingNegative || number >= 0 else {
+            throw problem(key, allowingNegative ? "must be a number of seconds" : "must be a number of seconds, 0 or more")
+        }
+        return MediaTime(seconds: number)
+    }
+
+    private mutating func bool(_ key: String) throws(MediaMuxError) -> Bool? {
+        guard let value = take(key) else { return nil }
+        guard case .bool(let flag) = value else { throw problem(key, "must be true or false, not \(value.kind)") }
+        return flag
+    }
+
+    private mutating func choice<T>(_ key: String, _ values: [String: T]) throws(MediaMuxError) -> T? {
+        guard let value = take(key) else { return nil }
+        let names = values.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        guard case .string(let text) = value, let chosen = values[text] else { throw problem(key, "must be one of \(names)") }
+        return chosen
+    }
+
+    /// 192000, or "192k".
+    private mutating func bitRate(_ key: String) throws(MediaMuxError) -> Int? {
+        guard let value = take(key) else { return nil }
+        switch value {
+        case .number(let number) where number.isFinite && number >= 1 && number < 1e8:
+            return Int(number.rounded())
+        case .string(let text):
+            let lowered = text.lowercased()
+            let scale: Double = lowered.hasSuffix("k") ? 1_000 : lowered.hasSuffix("m") ? 1_000_000 : 1
+            if let number = Double(scale == 1 ? lowered : String(lowered.dropLast())), number > 0, number * scale < 1e8 {
+                return Int((number * scale).rounded())
+            }
+        default:
+            break
+        }
+        throw problem(key, "must be a bit rate such as 192000 or \"192k\"")
+    }
+
+    /// Edits between two words, for suggesting a known field.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// One preview of a job: `true` (the default path and options), a path, or
+/// an object with `path` and options.
+struct PreviewFields {
+    private let job: JobFields
+    private let field: String
+    private var object: [String: JSONValue] = [:]
+    private var read: Set<String> = []
+    /// Where the preview goes; nil when it is not wanted.
+    private(set) var path: String?
+
+    init(_ value: JSONValue, field: String, defaultPath: String, job: JobFields) throws(MediaMuxError) {
+        self.job = job
+        self.field = field
+        switch value {
+        case .bool(true): path = defaultPath
+        case .bool(false), .null: path = nil
+        case .string(let text) where !text.isEmpty: path = job.resolve(text)
+        case .object(let object):
+            self.object = object
+            read.insert("path")
+            if case .string(let text)? = object["path"], !text.isEmpty {
+                path = job.resolve(text)
+            } else if object["path"] == nil {
+                path = defaultPath
+            } else {
+                throw job.problem(field + ".path", "must be a file path")
+            }
+        default:
+            throw job.problem(field, "must be true, a file path, or an object with \"path\" and options")
+        }
+    }
+
+    mutating func integer(_ key: String, atLeast minimum: Int) throws(MediaMuxError) -> Int? {
+        read.insert(key)
+        guard let value = object[key], value != .null else { return nil }
+        guard case .number(let number) = value, number.rounded() == number, number < 1e6, Int(number) >= minimum else {
+            throw job.problem(field + "." + key, "must be a whole number of at least \(minimum)")
+        }
+        return Int(number)
+    }
+
+    mutating func seconds(_ key: String) throws(MediaMuxError) -> MediaTime? {
+        read.insert(key)
+        guard let value = object[key], value != .null else { return nil }
+        guard case .number(let number) = value, number.isFinite, number >= 0, number < 1e9 else {
+            throw job.problem(field + "." + key, "must be a number of seconds, 0 or more")
+        }
+        return MediaTime(seconds: number)
+    }
+
+    func finish() throws(MediaMuxError) {
+        if let unknown = object.keys.sorted().first(where: { !read.contains($0) }) {
+            throw job.problem(field, "unknown field \"\(unknown)\"")
+        }
+    }
+}
