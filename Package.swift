@@ -108,6 +108,8 @@ let package = Package(
                 "MediaMuxDownload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // Its own thread pool for `batch --jobs N`.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -78,3 +78,27 @@ extension TemporaryOutput {
         }
     }
 }
+
+extension TemporaryOutput {
+    /// Removes what a killed process left beside these outputs: their hidden
+    /// temporary files (`.NAME.mediamux-TOKEN.partial`, and what hangs off
+    /// them). Each folder is read once. Only for outputs the caller owns, with
+    /// no other process writing them: a batch job's files, before it runs.
+    package static func removeLeftovers(of finalPaths: [String]) {
+        var byFolder: [String: Set<String>] = [:]
+        for path in finalPaths {
+            byFolder[folderPart(of: path), default: []].insert("." + namePart(of: path) + ".mediamux-")
+        }
+        for (folder, prefixes) in byFolder {
+            guard let directory = opendir(folder) else { continue }
+            var names: [String] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                guard name.contains(".partial"), let dash = name.ranges(of: ".mediamux-").last else { continue }
+                if prefixes.contains(String(name[..<dash.upperBound])) { names.append(name) }
+            }
+            closedir(directory)
+            for name in names { unlink(folder + "/" + name) }
+        }
+    }
+}

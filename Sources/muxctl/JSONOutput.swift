@@ -150,3 +150,51 @@ struct ProbeSummary: Encodable {
         }
     }
 }
+
+/// `muxctl batch --json`: the batch, then each job of the shard.
+struct BatchSummary: Encodable {
+    struct Job: Encodable {
+        struct Step: Encodable {
+            var step: String
+            var outcome: String
+            var reason: String?
+        }
+        var index: Int
+        var status: String
+        /// The files the job writes.
+        var writes: [String]
+        var steps: [Step]
+        var merge: BatchMergeFacts?
+        var sheet: BatchImageFacts?
+        var clip: BatchClipFacts?
+        var error: String?
+        /// input, output, option, network, ffmpeg, cancelled or unexpected.
+        var errorKind: String?
+        var warnings: [String]
+        var elapsedSeconds: Double
+    }
+    var manifest: String
+    var shard: String
+    var done: Int
+    var skipped: Int
+    var failed: Int
+    var elapsedSeconds: Double
+    var jobs: [Job]
+    /// The HTML report's index.html, with --report.
+    var report: String?
+
+    init(_ report: BatchReport) {
+        manifest = report.manifest
+        shard = "\(report.shard.index)/\(report.shard.count)"
+        done = report.count(.done)
+        skipped = report.count(.skipped)
+        failed = report.count(.failed)
+        elapsedSeconds = report.elapsed.seconds
+        jobs = report.jobs.map { job in
+            Job(index: job.index, status: job.status.rawValue, writes: job.job.writes,
+                steps: job.steps.map { Job.Step(step: $0.step.rawValue, outcome: $0.outcome.rawValue, reason: $0.reason) },
+                merge: job.merge, sheet: job.sheet, clip: job.clip, error: job.error?.description,
+                errorKind: job.error?.kind.rawValue, warnings: job.warnings, elapsedSeconds: job.elapsed.seconds)
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import MediaMux
 import Logging
+import NIOPosix
 
 @main
 struct MuxCtl: AsyncParsableCommand {
@@ -8,7 +9,7 @@ struct MuxCtl: AsyncParsableCommand {
         commandName: "muxctl",
         abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
         version: "muxctl \(MuxEngine.version) (FFmpeg \(FFmpegLibraries.version))",
-        subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Cache.self])
+        subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Batch.self, Cache.self])
 }
 
 /// Options every subcommand shares.
@@ -25,11 +26,14 @@ struct CommonOptions: ParsableArguments {
     /// The engine a subcommand calls: silent, or with --verbose logging
     /// FFmpeg's messages to stderr. (The library's own warnings come back in
     /// its reports, which muxctl prints.)
-    var engine: MuxEngine {
-        guard verbose else { return MuxEngine() }
+    var engine: MuxEngine { engine(threadPool: .singleton) }
+
+    /// The same, with its blocking work on `threadPool`.
+    func engine(threadPool: NIOThreadPool) -> MuxEngine {
+        guard verbose else { return MuxEngine(runtime: MediaRuntime(threadPool: threadPool)) }
         var logger = Logger(label: "muxctl", factory: { _ in FFmpegMessagePrinter() })
         logger.logLevel = .info
-        return MuxEngine(runtime: MediaRuntime(logger: logger))
+        return MuxEngine(runtime: MediaRuntime(threadPool: threadPool, logger: logger))
     }
 }
 

@@ -114,11 +114,12 @@ final class ProgressBar: Sendable {
         enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
     }
 
-    func update(fraction: Double, detail: String) {
+    /// Redraws when the percentage changes, or always with `force` (when the detail says more).
+    func update(fraction: Double, detail: String, force: Bool = false) {
         let percent = Int((fraction * 100).rounded(.down))
         let changed = lastDrawn.withLock { last in
             defer { last = percent }
-            return last != percent
+            return force || last != percent
         }
         guard changed else { return }
         let width = 30

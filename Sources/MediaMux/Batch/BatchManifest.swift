@@ -100,6 +100,16 @@ public struct BatchJob: Sendable, Equatable {
     public var sheet: Sheet?
     /// A preview clip of the output (or input), where asked for.
     public var clip: Clip?
+    /// The job's entry as the manifest words it, for telling whether an
+    /// earlier run did the same work (see `BatchRecord`).
+    var settings = Settings()
+
+    struct Settings: Sendable, Equatable {
+        /// The entry without its previews.
+        var work = ""
+        var sheet = ""
+        var clip = ""
+    }
 
     public enum Work: Sendable, Equatable {
         /// A merge; `audio` may be an http(s) URL.

@@ -6,7 +6,7 @@ import Foundation
 
 /// Any JSON value, decoded as it is, so that a manifest can be checked field
 /// by field with errors that name the job and the field.
-enum JSONValue: Decodable, Equatable {
+enum JSONValue: Codable, Equatable, Sendable {
     case object([String: JSONValue])
     case array([JSONValue])
     case string(String)
@@ -29,6 +29,27 @@ enum JSONValue: Decodable, Equatable {
         } else {
             self = .object(try container.decode([String: JSONValue].self))
         }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .object(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    /// One text for one value, however it was spaced or ordered: keys sorted,
+    /// no spaces. Two entries of a manifest that mean the same read the same.
+    var canonicalText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// What a user would call it, for errors: "a string", "true".

@@ -43,6 +43,7 @@ struct JobFields {
         }
         var job = BatchJob(index: index, work: work)
         try readPreview(into: &job)
+        job.settings.work = JSONValue.object(object.filter { $0.key != "preview" }).canonicalText
         if let unknown = object.keys.sorted().first(where: { !read.contains($0) }) {
             let near = Self.fields.first { Self.distance($0.lowercased(), unknown.lowercased()) <= 2 }
             throw problem(nil, "unknown field \"\(unknown)\"" + (near.map { "; did you mean \"\($0)\"?" } ?? ""))
@@ -104,6 +105,7 @@ struct JobFields {
                 options.tileSize = try fields.integer("size", atLeast: 16) ?? options.tileSize
                 try fields.finish()
                 job.sheet = BatchJob.Sheet(path: path, options: options)
+                job.settings.sheet = sheet.canonicalText
             }
         }
         if let clip = preview["clip"] {
@@ -115,6 +117,7 @@ struct JobFields {
                 options.height = try fields.integer("height", atLeast: 16) ?? options.height
                 try fields.finish()
                 job.clip = BatchJob.Clip(path: path, options: options)
+                job.settings.clip = clip.canonicalText
             }
         }
     }

@@ -1,0 +1,339 @@
+import MediaMuxBase
+import MediaMuxCore
+import MediaMuxDownload
+import MediaMuxPreview
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a batch runs.
+public struct BatchOptions: Sendable, Equatable {
+    /// Jobs at once. Their blocking work runs on the engine's thread pool,
+    /// which bounds the threads; give the engine a pool of at least this
+    /// many threads for them all to run at once.
+    public var jobs: Int
+    /// Do every step again, whatever the records say.
+    public var redo: Bool
+    /// For soundtracks given as URLs: each is downloaded once per batch.
+    public var download: DownloadOptions
+
+    public init(jobs: Int = BatchOptions.cores, redo: Bool = false, download: DownloadOptions = DownloadOptions()) {
+        self.jobs = jobs
+        self.redo = redo
+        self.download = download
+    }
+
+    /// This machine's processors online.
+    public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}
+
+extension MuxEngine {
+    /// Runs the jobs of `manifest` that `shard` takes, `options.jobs` at a
+    /// time, and returns what became of each. One job's failure does not stop
+    /// the others: it is in its `BatchJobReport`.
+    ///
+    /// Each job merges (when it is a merge job), then makes its contact sheet
+    /// and preview clip (when asked). A step is skipped when the record beside
+    /// the job's outputs says an earlier run made it from the same inputs
+    /// (same size and modification time; a URL's body by its SHA-256), the
+    /// same entry of the manifest and the same MediaMux version, and its
+    /// output still is as that run left it; otherwise its outputs are
+    /// replaced. Records are written after each step, so a run that is killed
+    /// loses at most the steps it was running. A URL several jobs share is
+    /// downloaded once.
+    ///
+    /// `progress` runs each time a job starts or ends, never two at once.
+    ///
+    /// - Throws: `MediaMuxError.cancelled(path:)` naming the manifest when the
+    ///   Task is cancelled, once the running jobs have stopped (each leaves no
+    ///   temporary file behind); `invalidOption` when `options.jobs` is less than 1.
+    public func runBatch(
+        _ manifest: BatchManifest, shard: BatchShard = .whole, options: BatchOptions = BatchOptions(),
+        progress: (@Sendable (BatchProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> BatchReport {
+        guard options.jobs >= 1 else { throw MediaMuxError.invalidOption("a batch runs at least 1 job at a time, not \(options.jobs)") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let jobs = shard.jobs(of: manifest)
+        TemporaryOutput.removeLeftovers(of: jobs.flatMap { $0.writes + [BatchRecord.path(for: $0)] })
+        let downloads = SharedDownloads(engine: self, options: options.download, scratchBeside: jobs.first?.writes.first ?? manifest.path)
+        defer { downloads.removeScratch() }
+        let tally = BatchTally(total: jobs.count, start: start, progress: progress)
+        var reports: [BatchJobReport] = []
+        await withTaskGroup(of: BatchJobReport.self) { group in
+            var next = 0
+            func startNext() {
+                let job = jobs[next]
+                next += 1
+                tally.started()
+                group.addTask { await self.run(job, redo: options.redo, downloads: downloads) }
+            }
+            while next < min(options.jobs, jobs.count) { startNext() }
+            for await report in group {
+                reports.append(report)
+                tally.ended(report)
+                if next < jobs.count && !Task.isCancelled { startNext() }
+            }
+        }
+        if Task.isCancelled { throw MediaMuxError.cancelled(path: manifest.path) }
+        return BatchReport(
+            manifest: manifest.path, shard: shard, jobs: reports.sorted { $0.index < $1.index }, elapsed: clock.now - start)
+    }
+
+    /// One job's steps, in order; never throws: what fails is in the report.
+    private func run(_ job: BatchJob, redo: Bool, downloads: SharedDownloads) async -> BatchJobReport {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var report = BatchJobReport(job: job, status: .skipped, steps: [], warnings: [], elapsed: .zero)
+        var record = BatchRecord.load(for: job)
+        let steps = JobSteps(job: job, redo: redo)
+        do {
+            // The manifest names the outputs; their folders are made as needed.
+            for folder in Set(job.writes.map { folderPart(of: $0) }) { try makeFolders(folder) }
+        } catch {
+            report.fail(job.sheet != nil && job.writes.count == 1 ? .sheet : .merge, error)
+            report.elapsed = clock.now - start
+            return report
+        }
+
+        if case .merge(let video, let audio, let output, var options) = job.work {
+            do {
+                let (audioPath, audioStamp, fetched) = try await downloads.resolve(audio)
+                report.warnings += fetched?.warnings ?? []
+                let key = steps.key(job.settings.work, inputs: [FileStamp.of(video) ?? FileStamp(name: video, bytes: -1), audioStamp])
+                switch steps.decide(.merge, key: key, record: record, output: output) {
+                case .skip:
+                    report.merge = record.steps[.merge]?.merge
+                    report.steps.append(.init(step: .merge, outcome: .skipped))
+                case .run(let reason):
+                    options.overwrite = true
+                    let merged = try await merging.merge(video: video, audio: audioPath, output: output, options: options)
+                    let facts = BatchMergeFacts(merged)
+                    report.merge = facts
+                    try steps.made(.merge, key: key, output: output, in: &record) { $0.merge = facts }
+                    report.steps.append(.init(step: .merge, outcome: .done, reason: reason))
+                }
+                report.warnings += report.merge?.warnings ?? []
+            } catch {
+                record.steps[.merge] = nil
+                try? record.store(for: job)
+                report.fail(.merge, error)
+                for step in [BatchJobReport.Step.sheet, .clip] where step == .sheet ? job.sheet != nil : job.clip != nil {
+                    report.steps.append(.init(step: step, outcome: .notRun))
+                }
+                report.elapsed = clock.now - start
+                return report
+            }
+        }
+
+        let source = job.previewSource
+        let sourceStamp = FileStamp.of(source) ?? FileStamp(name: source, bytes: -1)
+        if let sheet = job.sheet {
+            let key = steps.key(job.settings.sheet, inputs: [sourceStamp])
+            do {
+                switch steps.decide(.sheet, key: key, record: record, output: sheet.path) {
+                case .skip:
+                    report.sheet = record.steps[.sheet]?.image
+                    report.steps.append(.init(step: .sheet, outcome: .skipped))
+                case .run(let reason):
+                    let image = try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true)
+                    let facts = BatchImageFacts(image)
+                    report.sheet = facts
+                    try steps.made(.sheet, key: key, output: sheet.path, in: &record) { $0.image = facts }
+                    report.steps.append(.init(step: .sheet, outcome: .done, reason: reason))
+                }
+            } catch {
+                record.steps[.sheet] = nil
+                try? record.store(for: job)
+                report.fail(.sheet, error)
+            }
+        }
+        if let clip = job.clip {
+            let key = steps.key(job.settings.clip, inputs: [sourceStamp])
+            do {
+                switch steps.decide(.clip, key: key, record: record, output: clip.path) {
+                case .skip:
+                    report.clip = record.steps[.clip]?.clip
+                    report.steps.append(.init(step: .clip, outcome: .skipped))
+                case .run(let reason):
+                    let made = try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true)
+                    let facts = BatchClipFacts(made)
+                    report.clip = facts
+                    try steps.made(.clip, key: key, output: clip.path, in: &record) { $0.clip = facts }
+                    report.steps.append(.init(step: .clip, outcome: .done, reason: reason))
+                }
+            } catch {
+                record.steps[.clip] = nil
+                try? record.store(for: job)
+                report.fail(.clip, error)
+            }
+        }
+        if report.status != .failed, report.steps.contains(where: { $0.outcome == .done }) { report.status = .done }
+        report.elapsed = clock.now - start
+        return report
+    }
+}
+
+extension BatchRecord {
+    /// Steps by name.
+    fileprivate subscript(step: BatchJobReport.Step) -> Step? {
+        get { steps[step.rawValue] }
+        set { steps[step.rawValue] = newValue }
+    }
+}
+
+extension Dictionary where Key == String, Value == BatchRecord.Step {
+    fileprivate subscript(step: BatchJobReport.Step) -> Value? {
+        get { self[step.rawValue] }
+        set { self[step.rawValue] = newValue }
+    }
+}
+
+extension BatchJobReport {
+    init(job: BatchJob, status: Status, steps: [StepOutcome], warnings: [String], elapsed: Duration) {
+        self.job = job
+        self.status = status
+        self.steps = steps
+        self.warnings = warnings
+        self.elapsed = elapsed
+    }
+
+    fileprivate mutating func fail(_ step: Step, _ error: any Error) {
+        let error = error as? MediaMuxError ?? MediaMuxError(error, subject: job.previewSource)
+        steps.append(StepOutcome(step: step, outcome: .failed, reason: error.description))
+        if status != .failed { self.error = error }
+        status = .failed
+    }
+}
+
+/// The keys and decisions of one job's steps.
+private struct JobSteps {
+    let job: BatchJob
+    let redo: Bool
+
+    func key(_ settings: String, inputs: [FileStamp]) -> StepKey {
+        StepKey(version: MuxEngine.version, settings: settings, inputs: inputs)
+    }
+
+    func decide(_ step: BatchJobReport.Step, key: StepKey, record: BatchRecord, output: String) -> StepDecision {
+        StepDecision.decide(wanted: key, recorded: record.steps[step], output: FileStamp.of(output), force: redo)
+    }
+
+    /// Records a step as made, at once: a kill after this loses nothing of it.
+    func made(
+        _ step: BatchJobReport.Step, key: StepKey, output: String, in record: inout BatchRecord,
+        facts: (inout BatchRecord.Step) -> Void
+    ) throws(MediaMuxError) {
+        guard let stamp = FileStamp.of(output) else { throw MediaMuxError.fileNotFound(path: output) }
+        var entry = BatchRecord.Step(key: key, output: stamp)
+        facts(&entry)
+        record.steps[step] = entry
+        try record.store(for: job)
+    }
+}
+
+/// Downloads each URL of a batch once, however many jobs share it; the
+/// jobs that come later wait for the first one's download.
+private final class SharedDownloads: Sendable {
+    private let engine: MuxEngine
+    private let options: DownloadOptions
+    /// Without the cache, downloads go to hidden files beside this path,
+    /// removed when the batch ends.
+    private let scratchBeside: String
+    private let started = Mutex<(tasks: [String: Task<DownloadResult, any Error>], scratch: [String])>(([:], []))
+
+    init(engine: MuxEngine, options: DownloadOptions, scratchBeside: String) {
+        self.engine = engine
+        self.options = options
+        self.scratchBeside = scratchBeside
+    }
+
+    /// The file to read for `audio` (itself, when it is a path), its stamp,
+    /// and the download that fetched it.
+    func resolve(_ audio: String) async throws(MediaMuxError) -> (String, FileStamp, DownloadResult?) {
+        guard DownloadEngine.looksLikeURL(audio) else {
+            return (audio, FileStamp.of(audio) ?? FileStamp(name: audio, bytes: -1), nil)
+        }
+        let task = started.withLock { state in
+            if let running = state.tasks[audio] { return running }
+            var scratch: String?
+            if !options.useCache {
+                scratch = TemporaryOutput(finalPath: scratchBeside).path + ".audio"
+                state.scratch.append(scratch!)
+            }
+            let task = Task { [engine, options] () async throws -> DownloadResult in
+                try DownloadEngine.checkURL(audio)
+                if let scratch {
+                    var once = options
+                    once.keepsPartialForResume = false
+                    return try await engine.download(audio, to: scratch, overwrite: true, options: once)
+                }
+                return try await engine.download(audio, options: options)
+            }
+            state.tasks[audio] = task
+            return task
+        }
+        do {
+            // The download runs in its own Task, shared: one job's
+            // cancellation must not end it for the others.
+            let fetched = try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {}
+            try Task.checkCancellation()
+            return (fetched.path, FileStamp(name: audio, bytes: fetched.bytes, sha256: fetched.sha256), fetched)
+        } catch {
+            throw MediaMuxError(error, subject: audio)
+        }
+    }
+
+    func removeScratch() {
+        let (scratch, tasks) = started.withLock { ($0.scratch, Array($0.tasks.values)) }
+        tasks.forEach { $0.cancel() }
+        for path in scratch { unlink(path) }
+    }
+}
+
+/// Counts jobs as they start and end, and tells `progress`.
+private final class BatchTally: Sendable {
+    private let progress: (@Sendable (BatchProgress) -> Void)?
+    private let start: ContinuousClock.Instant
+    private let state: Mutex<BatchProgress>
+    /// Jobs that did work (not skipped) and when the first began, for the time left.
+    private let pace = Mutex<(worked: Int, since: ContinuousClock.Instant?)>((0, nil))
+
+    init(total: Int, start: ContinuousClock.Instant, progress: (@Sendable (BatchProgress) -> Void)?) {
+        self.progress = progress
+        self.start = start
+        state = Mutex(BatchProgress(total: total, finished: 0, failed: 0, skipped: 0, running: 0))
+    }
+
+    func started() {
+        report { $0.running += 1; $0.ended = nil }
+    }
+
+    func ended(_ job: BatchJobReport) {
+        report { state in
+            state.running -= 1
+            state.finished += 1
+            if job.status == .failed { state.failed += 1 }
+            if job.status == .skipped { state.skipped += 1 }
+            state.ended = job
+            let elapsed = ContinuousClock.now - start
+            // Skipped jobs take no time; the pace is that of the others.
+            let worked = state.finished - state.skipped
+            let left = state.total - state.finished
+            state.remaining = left == 0 ? .zero : worked == 0 ? nil : elapsed / worked * left
+        }
+    }
+
+    private func report(_ change: (inout BatchProgress) -> Void) {
+        // Under the lock, so that reports never overlap or go out of order.
+        state.withLock { state in
+            change(&state)
+            progress?(state)
+        }
+    }
+}
