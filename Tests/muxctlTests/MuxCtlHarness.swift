@@ -53,16 +53,19 @@ enum MuxCtl {
 
     /// Starts `muxctl` with `arguments`, in `directory` (default: the package root,
     /// so `TestMedia/...` relative paths work).
-    static func launch(_ arguments: [String], in directory: URL = packageRoot) throws -> RunningMuxCtl {
+    /// `environment` adds to (or overrides) the test run's own.
+    static func launch(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:]) throws -> RunningMuxCtl {
         guard let binary else {
             throw HarnessError("muxctl binary not found (MUXCTL_BINARY, next to the test bundle, .build/debug); run `swift build`")
         }
-        return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory)
+        return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory, environment: environment)
     }
 
     /// Runs `muxctl` to completion (killed after `timeout` seconds).
-    static func run(_ arguments: [String], in directory: URL = packageRoot, timeout: Double = 120) async throws -> RunResult {
-        try await launch(arguments, in: directory).finish(timeout: timeout)
+    static func run(
+        _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:], timeout: Double = 120
+    ) async throws -> RunResult {
+        try await launch(arguments, in: directory, environment: environment).finish(timeout: timeout)
     }
 }
 
@@ -110,7 +113,7 @@ final class RunningMuxCtl: @unchecked Sendable {
     private var outData = Data()
     private var errData = Data()
 
-    init(binary: URL, arguments: [String], directory: URL) throws {
+    init(binary: URL, arguments: [String], directory: URL, environment extra: [String: String] = [:]) throws {
         self.arguments = arguments
         process.executableURL = binary
         process.arguments = arguments
@@ -118,6 +121,7 @@ final class RunningMuxCtl: @unchecked Sendable {
         // Downloads go to a cache of the test run's own, never the user's ~/.cache.
         var environment = ProcessInfo.processInfo.environment
         environment["MUXCTL_CACHE_DIR"] = MuxCtl.testCacheDirectory
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardOutput = out
         process.standardError = err
