@@ -4,7 +4,7 @@ DEMO_VIDEO := TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
 
-.PHONY: deps build demo test
+.PHONY: deps build demo test install
 
 deps:
 	@bash .ci/install-deps.sh
@@ -43,3 +43,21 @@ test: deps
 	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
 	@command -v ffmpeg >/dev/null || bash .ci/install-deps.sh ffmpeg
 	swift test
+
+# muxctl, its shell completions and its man page under PREFIX (default
+# /usr/local; DESTDIR for staging). The completions come from the binary, the
+# man page from swift-argument-parser's generate-manual plugin, which reads
+# the same help text (it builds the debug products, as `swift test` does).
+PREFIX ?= /usr/local
+MANUAL := .build/plugins/GenerateManual/outputs/muxctl/muxctl.1
+
+install: build
+	swift package plugin generate-manual --configuration debug
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	install -s -m 755 .build/release/muxctl "$(DESTDIR)$(PREFIX)/bin/muxctl"
+	install -m 644 $(MANUAL) "$(DESTDIR)$(PREFIX)/share/man/man1/muxctl.1"
+	.build/release/muxctl --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/muxctl"
+	.build/release/muxctl --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_muxctl"
+	.build/release/muxctl --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/muxctl.fish"

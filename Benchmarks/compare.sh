@@ -6,10 +6,11 @@
 # does not grow with the input: 10-second inputs vs 10-minute inputs.
 # Then runs download.sh (`muxctl download` vs `curl -o` from a local nginx),
 # preview.sh (`muxctl preview` thumbnails and clip vs the ffmpeg CLI) and
-# transcode.sh (a merge that encodes a 10-minute WAV vs ffmpeg's).
+# transcode.sh (a merge that encodes a 10-minute WAV vs ffmpeg's) and
+# batch.sh (`muxctl batch` of 100 short phone clips vs xargs -P 2 ffmpeg).
 #
 # Usage: bash Benchmarks/compare.sh [--inputs-only | --merge-only]   (from anywhere)
-#        --merge-only: without download.sh, preview.sh and transcode.sh
+#        --merge-only: without download.sh, preview.sh, transcode.sh and batch.sh
 # Env:   RUNS=5              timed runs of each command (median is reported)
 #        MAX_RATIO=1.0       fail if median(ours) / median(ffmpeg) is above this, new or over an existing output
 #        MAX_RSS_SHARE=0.85  fail if ours' peak RSS (10 min input) is above this share of ffmpeg's in the same run
@@ -17,7 +18,7 @@
 #        MAX_GROWTH_MIB=8    fail if ours' peak RSS grows more than this from 10 s to 10 min
 #        KEEP_OUTPUTS=1      keep the merged outputs in Benchmarks/work/
 #        (download.sh's MAX_DL_*, preview.sh's MAX_THUMB_RATIO, MAX_CLIP_RATIO and
-#        transcode.sh's MAX_TRANSCODE_* limits, see there)
+#        transcode.sh's MAX_TRANSCODE_* and batch.sh's MAX_BATCH_* limits, see there)
 #
 # Inputs are made once into Benchmarks/work/ (ignored by git) and reused.
 set -euo pipefail
@@ -139,9 +140,9 @@ check_max "$M_OURS" "$MAX_RSS_MIB" "muxctl peak RSS $M_OURS MiB > $MAX_RSS_MIB M
 check_max "$GROWTH" "$MAX_GROWTH_MIB" "muxctl peak RSS grows $GROWTH MiB from 10 s to 10 min inputs (> $MAX_GROWTH_MIB MiB)"
 ((STATUS == 0)) && echo "OK"
 
-# ---------------------------------------------------------------- download, preview, transcode
+# ---------------------------------------------------------------- download, preview, transcode, batch
 if [[ "$MODE" != "--merge-only" ]]; then
-    for script in download.sh preview.sh transcode.sh; do
+    for script in download.sh preview.sh transcode.sh batch.sh; do
         echo
         script_status=0
         bash "$HERE/$script" || script_status=$?

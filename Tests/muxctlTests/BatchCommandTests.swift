@@ -36,36 +36,89 @@ struct BatchCommandTests {
         return byStatus
     }
 
-    @Test func shardProcessesSideBySideDoEveryJobOnce() async throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let manifest = try Self.manifest(scratch, count: 9)
-        // Three machines of a Kubernetes Indexed Job: the same command, JOB_COMPLETION_INDEX 0, 1 and 2.
-        let shards = try (0..<3).map { index in
-            try MuxCtl.launch(["batch", manifest, "--shards", "3", "--jobs", "1", "--json"], environment: ["JOB_COMPLETION_INDEX": "\(index)"])
-        }
-        var results: [RunResult] = []
-        for shard in shards { results.append(await shard.finish()) }
+    /// The jobs a run's lines say it did ("[2/3] done jobs[4] ...").
+    static func doneJobs(_ result: RunResult) -> [Int] {
+        result.stdout.matches(of: /\] done jobs\[(\d+)\]/).compactMap { Int($0.output.1) }
+    }
+
+    /// Checks that the shards' runs together did every job of the manifest
+    /// exactly once, each merge 4 s long, and made each shard's report.
+    static func checkUnion(_ results: [RunResult], jobs: Int, folder: String, reports: [String]) async throws {
         var done: [Int] = []
-        for (index, result) in results.enumerated() {
+        for result in results {
             #expect(result.exited && result.status == 0, "\(result)")
-            let statuses = Self.statuses(result)
-            #expect(statuses.keys.sorted() == ["done"], "\(result)")
-            #expect((statuses["done"] ?? []).allSatisfy { $0 % 3 == index })
-            done += statuses["done"] ?? []
+            done += doneJobs(result)
         }
-        #expect(done.sorted() == Array(0..<9))
-        let listing = Scratch.list(scratch.input("out"))
-        for index in 0..<9 {
-            #expect(listing.contains("job\(index).mp4") && listing.contains("job\(index).sheet.png"))
-            let probe = try await probeJSON(scratch.input("out/job\(index).mp4"))
+        #expect(done.sorted() == Array(0..<jobs), "\(results)")
+        let listing = Scratch.list(folder + "/out")
+        for index in 0..<jobs {
+            #expect(listing.contains("job\(index).mp4") && listing.contains("job\(index).sheet.png"), "\(listing)")
+            let probe = try await probeJSON(folder + "/out/job\(index).mp4")
             #expect(number(probe?["containerDuration"]).map { abs($0 - 4.0) < 0.001 } == true)
         }
-        #expect(Scratch.partials(in: scratch.input("out")).allSatisfy { $0.hasSuffix(".mediamux-job") })
+        #expect(listing.filter { $0.hasSuffix(".partial") }.isEmpty, "\(listing)")
+        for report in reports { #expect(fileExists(report + "/index.html"), "\(report)") }
+    }
 
-        // Run again on any machine: all complete, nothing redone.
-        let again = try await MuxCtl.run(["batch", manifest, "--shard", "1/3", "--json"])
-        #expect(again.status == 0 && Self.statuses(again) == ["skipped": [1, 4, 7]], "\(again)")
+    /// deploy/kubernetes/muxctl-batch.yaml's args, run as written by as many
+    /// processes side by side as its `completions`, each with JOB_COMPLETION_INDEX
+    /// set as Kubernetes sets it and `$(JOB_COMPLETION_INDEX)` expanded as
+    /// Kubernetes expands it; /shared is a scratch folder.
+    @Test func theKubernetesIndexedJobRunsAsWritten() async throws {
+        let yaml = try String(contentsOf: MuxCtl.packageRoot.appendingPathComponent("deploy/kubernetes/muxctl-batch.yaml"), encoding: .utf8)
+        let argsLine = try #require(yaml.firstMatch(of: /\n\s*args: (\[.*\])\n/)?.output.1)
+        let args = try #require(try JSONSerialization.jsonObject(with: Data(argsLine.utf8)) as? [String])
+        let completions = try #require(yaml.firstMatch(of: /completions: (\d+)/).flatMap { Int($0.output.1) })
+        #expect(completions == 4 && args.first == "batch")
+
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let shared = scratch.root.path
+        let manifest = try Self.manifest(scratch, count: 9)
+        try FileManager.default.moveItem(atPath: manifest, toPath: shared + "/jobs.json")
+        let pods = try (0..<completions).map { index in
+            let expanded = args.map {
+                $0.replacingOccurrences(of: "/shared", with: shared).replacingOccurrences(of: "$(JOB_COMPLETION_INDEX)", with: "\(index)")
+            }
+            return try MuxCtl.launch(expanded, environment: ["JOB_COMPLETION_INDEX": "\(index)", "MUXCTL_CACHE_DIR": shared + "/cache"])
+        }
+        var results: [RunResult] = []
+        for pod in pods { results.append(await pod.finish()) }
+        for (index, result) in results.enumerated() {
+            #expect(Self.doneJobs(result).allSatisfy { $0 % completions == index }, "\(result)")
+        }
+        try await Self.checkUnion(results, jobs: 9, folder: shared, reports: (0..<completions).map { shared + "/report/shard-\($0)" })
+
+        // A pod started again: everything of its shard is complete, nothing is redone.
+        let again = try await MuxCtl.run(
+            ["batch", shared + "/jobs.json", "--shards", "\(completions)", "--json"], environment: ["JOB_COMPLETION_INDEX": "1"])
+        #expect(again.status == 0 && Self.statuses(again) == ["skipped": [1, 5]], "\(again)")
+    }
+
+    /// deploy/github-actions/muxctl-batch.yml's `muxctl batch` step, run as
+    /// written for each value of its matrix, in a checkout-like folder.
+    @Test func theGitHubActionsMatrixRunsAsWritten() async throws {
+        let workflow = try String(contentsOf: MuxCtl.packageRoot.appendingPathComponent("deploy/github-actions/muxctl-batch.yml"), encoding: .utf8)
+        let command = try #require(workflow.firstMatch(of: /run: (muxctl batch [^\n]*)\n/)?.output.1)
+        let matrix = try #require(workflow.firstMatch(of: /shard: \[([0-9, ]+)\]/)?.output.1)
+        let shards = matrix.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(shards == [0, 1, 2, 3])
+
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let checkout = scratch.root
+        try FileManager.default.createDirectory(at: checkout.appendingPathComponent("media"), withIntermediateDirectories: true)
+        let manifest = try Self.manifest(scratch, count: 6)
+        try FileManager.default.moveItem(atPath: manifest, toPath: checkout.path + "/media/jobs.json")
+        var runners: [RunningMuxCtl] = []
+        for shard in shards {
+            let words = command.replacingOccurrences(of: "${{ matrix.shard }}", with: "\(shard)").split(separator: " ").map(String.init)
+            #expect(words.first == "muxctl")
+            runners.append(try MuxCtl.launch(Array(words.dropFirst()), in: checkout))
+        }
+        var results: [RunResult] = []
+        for runner in runners { results.append(await runner.finish()) }
+        try await Self.checkUnion(results, jobs: 6, folder: checkout.path + "/media", reports: shards.map { checkout.path + "/report-\($0)" })
     }
 
     @Test func aKilledShardRunAgainCompletesTheSet() async throws {

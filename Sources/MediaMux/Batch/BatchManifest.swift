@@ -26,11 +26,18 @@ import Foundation
 /// Relative paths are taken from the manifest's folder, so that a manifest
 /// on shared storage means the same on every machine.
 public struct BatchManifest: Sendable, Equatable {
+    /// The manifest file, as given.
     public var path: String
+    /// Its jobs, in its order; `BatchJob.index` is each one's position.
     public var jobs: [BatchJob]
 
-    /// Reads and checks the whole manifest before any work is done: every
-    /// problem is an `invalidOption` naming the manifest, the job and the field.
+    /// Reads and checks the whole manifest before any work is done.
+    ///
+    /// - Parameter path: The manifest, a JSON file.
+    /// - Returns: Every job, checked, with its paths resolved from the manifest's folder.
+    /// - Throws: `fileNotFound`, `notAFile` or `unreadable` when the file cannot
+    ///   be read; `invalidOption` for anything wrong in it, naming the manifest,
+    ///   the job and the field (`jobs.json: jobs[3].audioOffset: must be a number of seconds`).
     public static func load(_ path: String) throws(MediaMuxError) -> BatchManifest {
         let data: Data
         do {
@@ -95,6 +102,7 @@ public struct BatchManifest: Sendable, Equatable {
 public struct BatchJob: Sendable, Equatable {
     /// Its position in the manifest, from 0: what shards split by.
     public var index: Int
+    /// The merge, or the file a preview-only job looks at.
     public var work: Work
     /// A contact sheet of the output (or input), where asked for.
     public var sheet: Sheet?
@@ -111,6 +119,7 @@ public struct BatchJob: Sendable, Equatable {
         var clip = ""
     }
 
+    /// What the job makes besides its previews.
     public enum Work: Sendable, Equatable {
         /// A merge; `audio` may be an http(s) URL.
         case merge(video: String, audio: String, output: String, options: MergeOptions)
@@ -118,14 +127,28 @@ public struct BatchJob: Sendable, Equatable {
         case preview(input: String)
     }
 
+    /// A contact sheet to draw: where, and how.
     public struct Sheet: Sendable, Equatable {
+        /// The PNG to write.
         public var path: String
         public var options: ContactSheetOptions
+
+        public init(path: String, options: ContactSheetOptions = ContactSheetOptions()) {
+            self.path = path
+            self.options = options
+        }
     }
 
+    /// A preview clip to encode: where, and how.
     public struct Clip: Sendable, Equatable {
+        /// The MP4 to write.
         public var path: String
         public var options: PreviewClipOptions
+
+        public init(path: String, options: PreviewClipOptions = PreviewClipOptions()) {
+            self.path = path
+            self.options = options
+        }
     }
 
     /// The file the previews are made of: the merge's output, or the input.

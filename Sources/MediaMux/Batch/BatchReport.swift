@@ -4,10 +4,13 @@ import MediaMuxPreview
 
 /// What a batch did, job by job, in the manifest's order.
 public struct BatchReport: Sendable, Equatable {
+    /// The manifest's path.
     public var manifest: String
+    /// The shard that was run (`.whole` for all of the jobs).
     public var shard: BatchShard
     /// The shard's jobs, each done, skipped as complete, or failed.
     public var jobs: [BatchJobReport]
+    /// The whole run's wall time.
     public var elapsed: Duration
 
     public init(manifest: String, shard: BatchShard, jobs: [BatchJobReport], elapsed: Duration) {
@@ -17,6 +20,7 @@ public struct BatchReport: Sendable, Equatable {
         self.elapsed = elapsed
     }
 
+    /// How many jobs ended with `status`.
     public func count(_ status: BatchJobReport.Status) -> Int {
         jobs.count { $0.status == status }
     }
@@ -33,14 +37,25 @@ public struct BatchJobReport: Sendable, Equatable {
         case failed
     }
 
+    /// The steps of a job, in the order they run.
     public enum Step: String, Sendable, Equatable, Codable {
-        case merge, sheet, clip
+        /// The merge of a merge job.
+        case merge
+        /// Its contact sheet.
+        case sheet
+        /// Its preview clip.
+        case clip
     }
 
     /// What became of one step, and why it was done when it was.
     public struct StepOutcome: Sendable, Equatable {
         public enum Outcome: String, Sendable, Equatable, Codable {
-            case done, skipped, failed
+            /// Made in this run.
+            case done
+            /// Complete already, as the record says and its output shows.
+            case skipped
+            /// Tried, and it failed; `reason` says why.
+            case failed
             /// Not tried, because the merge before it failed.
             case notRun
         }
@@ -50,11 +65,16 @@ public struct BatchJobReport: Sendable, Equatable {
         public var reason: String?
     }
 
+    /// The job as the manifest gives it.
     public var job: BatchJob
     public var status: Status
+    /// Each of its steps, in order.
     public var steps: [StepOutcome]
+    /// The merge's facts, when it was done now or before.
     public var merge: BatchMergeFacts?
+    /// The contact sheet's facts, when it was drawn now or before.
     public var sheet: BatchImageFacts?
+    /// The preview clip's facts, when it was made now or before.
     public var clip: BatchClipFacts?
     /// The first failure.
     public var error: MediaMuxError?
@@ -63,31 +83,42 @@ public struct BatchJobReport: Sendable, Equatable {
     /// This run's time on the job (no more than checking it, when skipped).
     public var elapsed: Duration
 
+    /// The job's position in the manifest.
     public var index: Int { job.index }
 }
 
 /// A merge's outcome as a batch keeps it: what a report page or a summary
 /// shows, recorded so that a skipped job still shows it.
 public struct BatchMergeFacts: Sendable, Equatable, Codable {
+    /// One track of the output.
     public struct Track: Sendable, Equatable, Codable {
+        /// FFmpeg's codec name ("h264", "aac").
         public var codec: String
+        /// How long it plays.
         public var seconds: Double
         /// "copied", or what transcoding did ("flac -> aac 192 kb/s (MP4 cannot carry FLAC)").
         public var how: String
     }
+    /// The merged file.
     public var output: String
+    /// How long it plays.
     public var seconds: Double
+    /// Its size.
     public var bytes: Int
     public var video: Track
+    /// The soundtrack.
     public var audio: Track
+    /// The video's own audio, when it was kept as a second track.
     public var originalAudio: Track?
     /// Clockwise degrees written, and why.
     public var rotation: Int
     public var rotationReason: String
-    /// What decided the end.
+    /// What decided the end ("video ends first").
     public var end: String
+    /// What went wrong without failing the merge.
     public var warnings: [String]
 
+    /// The facts of `report`.
     public init(_ report: MergeReport) {
         func track(_ track: MergeReport.Track) -> Track {
             Track(codec: track.codec, seconds: track.duration.seconds, how: track.encoding.map { "transcoded: " + $0.summary } ?? "copied")
@@ -107,11 +138,15 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
 
 /// A contact sheet a batch wrote.
 public struct BatchImageFacts: Sendable, Equatable, Codable {
+    /// The PNG.
     public var path: String
+    /// Its size in pixels.
     public var width: Int
     public var height: Int
+    /// Its size on disk.
     public var bytes: Int
 
+    /// The facts of `image`.
     public init(_ image: WrittenImage) {
         path = image.path
         width = image.width
@@ -122,13 +157,19 @@ public struct BatchImageFacts: Sendable, Equatable, Codable {
 
 /// A preview clip a batch wrote.
 public struct BatchClipFacts: Sendable, Equatable, Codable {
+    /// The MP4.
     public var path: String
+    /// How long it plays.
     public var seconds: Double
+    /// Its picture's size in pixels.
     public var width: Int
     public var height: Int
+    /// Its size on disk.
     public var bytes: Int
+    /// Whether it has sound (false when its source had none).
     public var hasAudio: Bool
 
+    /// The facts of `clip`.
     public init(_ clip: PreviewClipReport) {
         path = clip.output
         seconds = clip.duration.seconds

@@ -20,6 +20,10 @@ public struct BatchOptions: Sendable, Equatable {
     /// For soundtracks given as URLs: each is downloaded once per batch.
     public var download: DownloadOptions
 
+    /// - Parameters:
+    ///   - jobs: Jobs at once, 1 or more (default: the cores).
+    ///   - redo: Do every step again, whatever the records say.
+    ///   - download: How soundtracks given as URLs are downloaded.
     public init(jobs: Int = BatchOptions.cores, redo: Bool = false, download: DownloadOptions = DownloadOptions()) {
         self.jobs = jobs
         self.redo = redo
@@ -45,8 +49,13 @@ extension MuxEngine {
     /// loses at most the steps it was running. A URL several jobs share is
     /// downloaded once.
     ///
-    /// `progress` runs each time a job starts or ends, never two at once.
-    ///
+    /// - Parameters:
+    ///   - manifest: The jobs, as `BatchManifest.load` read them.
+    ///   - shard: Which of them to run (default: all).
+    ///   - options: How many at once, whether to redo complete steps, how to download.
+    ///   - progress: Called each time a job starts or ends, never two at once,
+    ///     on the thread that started or ended it: keep it short.
+    /// - Returns: Every job of the shard, in the manifest's order, done, skipped or failed.
     /// - Throws: `MediaMuxError.cancelled(path:)` naming the manifest when the
     ///   Task is cancelled, once the running jobs have stopped (each leaves no
     ///   temporary file behind); `invalidOption` when `options.jobs` is less than 1.
