@@ -12,10 +12,16 @@ public struct MediaRuntime: Sendable {
     /// own messages about the files, at their levels (FFmpeg errors as
     /// `.error`, warnings as `.warning`, information as `.info`).
     public var logger: Logger
+    /// Threads each video decoder of a preview may use; 0 lets FFmpeg choose
+    /// (frame threads, one more than the cores). Where as many previews run
+    /// at once as there are cores (a batch), 1 does the same work in less
+    /// time and memory: no thread waits on another's frame.
+    public var decodingThreads: Int
 
-    public init(threadPool: NIOThreadPool = .singleton, logger: Logger = MediaRuntime.silentLogger) {
+    public init(threadPool: NIOThreadPool = .singleton, logger: Logger = MediaRuntime.silentLogger, decodingThreads: Int = 0) {
         self.threadPool = threadPool
         self.logger = logger
+        self.decodingThreads = max(0, decodingThreads)
     }
 
     /// Discards everything: a library is silent unless told otherwise.

@@ -12,7 +12,11 @@ final class ClipWriter {
     /// Encoder ticks: 1/90000 s holds 24, 25, 30 and 29.97 fps frames exactly.
     private static let videoTimeBase = AVRational(num: 1, den: 90000)
 
-    init(plan: ClipPlan, cancellation: CancellationFlag, progress: ((PreviewProgress) -> Void)?) {
+    /// The decoder's threads (0 lets FFmpeg choose).
+    private let threads: Int
+
+    init(plan: ClipPlan, threads: Int, cancellation: CancellationFlag, progress: ((PreviewProgress) -> Void)?) {
+        self.threads = threads
         self.plan = plan
         self.cancellation = cancellation
         self.progress = ProgressReporter(progress)
@@ -40,7 +44,7 @@ final class ClipWriter {
     private static func ticks(_ seconds: Double) -> Int64 { Int64((seconds * 90000).rounded()) }
 
     private func write(to path: String) throws -> (frames: Int, audioSamples: Int64) {
-        let reader = try FrameReader(plan: plan.frames, cancellation: cancellation)
+        let reader = try FrameReader(plan: plan.frames, threads: threads, cancellation: cancellation)
         let muxer = try MuxerHandle(path: path, reportedPath: plan.output, muxer: "mp4")
         let video = try VideoEncoder(plan: plan, frameRate: reader.frameRate, globalHeaders: muxer.wantsGlobalHeaders)
         let videoIndex = try muxer.addStream(encodedBy: video.context).pointee.index

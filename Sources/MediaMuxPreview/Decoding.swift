@@ -21,7 +21,10 @@ final class VideoFrameSource {
 
     /// `zero` is where the probe found the video's first frame: on the file's
     /// timeline, or with `ignoringEditLists` in the track's composition time.
-    init(path: String, streamIndex: Int, zero: MediaTime, ignoringEditLists: Bool = false, cancellation: CancellationFlag) throws {
+    init(
+        path: String, streamIndex: Int, zero: MediaTime, ignoringEditLists: Bool = false, threads: Int = 0,
+        cancellation: CancellationFlag
+    ) throws {
         self.cancellation = cancellation
         demuxer = try DemuxerHandle(path: path, cancellation: cancellation, ignoringEditLists: ignoringEditLists)
         let stream = try demuxer.plannedStream(streamIndex, kind: .video)
@@ -29,7 +32,7 @@ final class VideoFrameSource {
         timeBase = stream.pointee.time_base
         let perTick = MediaTime(value: Int64(max(timeBase.num, 1)), timescale: Int64(max(timeBase.den, 1)))
         self.zero = zero.converted(to: perTick.timescale, rounding: .nearest).value / perTick.value
-        decoder = try DecoderHandle(stream: stream, path: path)
+        decoder = try DecoderHandle(stream: stream, path: path, threads: threads)
         packet = try PacketBuffer()
         demuxer.keepOnly(streamIndex)
     }

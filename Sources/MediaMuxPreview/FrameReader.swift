@@ -20,12 +20,13 @@ final class FrameReader {
     private var nextMoment = 0
     private var started = false
 
-    init(plan: FramePlan, cancellation: CancellationFlag) throws {
+    /// `threads`: the decoder's (0 lets FFmpeg choose; see `MediaRuntime.decodingThreads`).
+    init(plan: FramePlan, threads: Int, cancellation: CancellationFlag) throws {
         self.plan = plan
         self.cancellation = cancellation
         source = try VideoFrameSource(
             path: plan.path, streamIndex: plan.streamIndex, zero: plan.mediaStart ?? plan.zero,
-            ignoringEditLists: plan.mediaStart != nil, cancellation: cancellation)
+            ignoringEditLists: plan.mediaStart != nil, threads: threads, cancellation: cancellation)
         current = try FrameBuffer()
         lookahead = try FrameBuffer()
     }

@@ -53,7 +53,7 @@ public struct PreviewEngine: Sendable {
             var written: [WrittenImage] = []
             var reporter = ProgressReporter(progress)
             do {
-                let reader = try FrameReader(plan: plan, cancellation: flag)
+                let reader = try FrameReader(plan: plan, threads: runtime.decodingThreads, cancellation: flag)
                 while let frame = try reader.next() {
                     let name = frameFileName(number: written.count + 1, of: plan.mostFrames, time: frame.time, format: format)
                     written.append(try store(frame, encoder: encoder, to: folder + "/" + name, overwrite: overwrite))
@@ -86,7 +86,7 @@ public struct PreviewEngine: Sendable {
             try checkImageOutput(output, extensions: ["png"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.sheetPlan(info, output: output, options: options)
-            let reader = try FrameReader(plan: plan.frames, cancellation: flag)
+            let reader = try FrameReader(plan: plan.frames, threads: runtime.decodingThreads, cancellation: flag)
             var drawing = SheetDrawing(layout: plan.layout)
             var reporter = ProgressReporter(progress)
             var done = 0
@@ -210,7 +210,7 @@ extension PreviewEngine {
             try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
-            return try ClipWriter(plan: plan, cancellation: flag, progress: progress).run()
+            return try ClipWriter(plan: plan, threads: runtime.decodingThreads, cancellation: flag, progress: progress).run()
         }
     }
 

@@ -90,7 +90,8 @@ private final class FrameStreamState: Sendable {
             reader = taken
         } else {
             let info = try Prober(cancellation: flag).probe(path: path)
-            reader = try FrameReader(plan: PreviewPlanner.framePlan(info, options: options), cancellation: flag)
+            reader = try FrameReader(
+                plan: PreviewPlanner.framePlan(info, options: options), threads: runtime.decodingThreads, cancellation: flag)
         }
         guard let frame = try reader.next() else {
             stepping.withLock { $0.finished = true }

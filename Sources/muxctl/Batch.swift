@@ -65,7 +65,8 @@ extension MuxCtl {
             let pool = NIOThreadPool(numberOfThreads: concurrency)
             pool.start()
             defer { pool.shutdownGracefully { _ in } }
-            let engine = common.engine(threadPool: pool)
+            // With a job for every core, each decoder keeps to one thread.
+            let engine = common.engine(threadPool: pool, decodingThreads: concurrency >= BatchOptions.cores ? 1 : 0)
             let options = BatchOptions(jobs: concurrency, redo: redo, download: download.options)
             let quiet = common.quiet || common.json
             let printer = BatchPrinter(live: ProgressBar.forStandardError(enabled: !quiet), printsJobs: !quiet)

@@ -28,12 +28,16 @@ struct CommonOptions: ParsableArguments {
     /// its reports, which muxctl prints.)
     var engine: MuxEngine { engine(threadPool: .singleton) }
 
-    /// The same, with its blocking work on `threadPool`.
-    func engine(threadPool: NIOThreadPool) -> MuxEngine {
-        guard verbose else { return MuxEngine(runtime: MediaRuntime(threadPool: threadPool)) }
-        var logger = Logger(label: "muxctl", factory: { _ in FFmpegMessagePrinter() })
-        logger.logLevel = .info
-        return MuxEngine(runtime: MediaRuntime(threadPool: threadPool, logger: logger))
+    /// The same, with its blocking work on `threadPool` and each preview's
+    /// decoder on `decodingThreads` threads (0: FFmpeg's choice).
+    func engine(threadPool: NIOThreadPool, decodingThreads: Int = 0) -> MuxEngine {
+        var runtime = MediaRuntime(threadPool: threadPool, decodingThreads: decodingThreads)
+        if verbose {
+            var logger = Logger(label: "muxctl", factory: { _ in FFmpegMessagePrinter() })
+            logger.logLevel = .info
+            runtime.logger = logger
+        }
+        return MuxEngine(runtime: runtime)
     }
 }
 
