@@ -13,6 +13,12 @@ public struct MediaRuntime: Sendable {
     /// `.error`, warnings as `.warning`, information as `.info`).
     public var logger: Logger
 
+    /// A runtime on the given pool and logger.
+    ///
+    /// - Parameters:
+    ///   - threadPool: Where blocking work runs. It must be started; the
+    ///     default, NIO's shared blocking pool, is.
+    ///   - logger: Where warnings and FFmpeg's messages go; by default nowhere.
     public init(threadPool: NIOThreadPool = .singleton, logger: Logger = MediaRuntime.silentLogger) {
         self.threadPool = threadPool
         self.logger = logger
