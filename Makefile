@@ -4,7 +4,7 @@ DEMO_VIDEO := TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
 
-.PHONY: deps build demo test install
+.PHONY: deps build demo test install docs
 
 deps:
 	@bash .ci/install-deps.sh
@@ -61,3 +61,19 @@ install: build
 	.build/release/muxctl --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/muxctl"
 	.build/release/muxctl --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_muxctl"
 	.build/release/muxctl --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/muxctl.fish"
+
+# The DocC documentation in .build/docs: the MediaMux catalog
+# (Sources/MediaMux/MediaMux.docc) with the reference of the four modules
+# MediaMux re-exports, combined into one archive, so that MergeOptions,
+# PreviewEngine and the rest have pages of their own. The catalog alone is
+# `swift package --allow-writing-to-directory DIR generate-documentation
+# --target MediaMux --output-path DIR --disable-indexing`.
+# The archive is a static site: serve the folder over HTTP
+# (python3 -m http.server -d .build/docs) and open /documentation/mediamux.
+DOCS_OUT     := .build/docs
+DOCS_TARGETS := MediaMuxBase MediaMuxCore MediaMuxPreview MediaMuxDownload MediaMux
+
+docs: deps
+	swift package --allow-writing-to-directory $(DOCS_OUT) generate-documentation \
+		$(addprefix --target ,$(DOCS_TARGETS)) --enable-experimental-combined-documentation \
+		--output-path $(DOCS_OUT) --disable-indexing

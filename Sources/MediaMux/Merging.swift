@@ -19,15 +19,25 @@ import Darwin
 /// `report.video.codec`.
 @dynamicMemberLookup
 public struct MuxReport: Sendable, Equatable {
+    /// The merge's own report.
     public var merge: MergeReport
     /// The soundtrack's download, when the audio was an http(s) URL.
     public var audioDownload: DownloadResult?
 
+    /// A report from its parts; for tests.
+    ///
+    /// - Parameters:
+    ///   - merge: The merge's report.
+    ///   - audioDownload: The soundtrack's download, when it was a URL.
     public init(merge: MergeReport, audioDownload: DownloadResult? = nil) {
         self.merge = merge
         self.audioDownload = audioDownload
     }
 
+    /// A property of the merge's report, read through this one:
+    /// `report.duration` is `report.merge.duration`.
+    ///
+    /// - Parameter keyPath: The property of `MergeReport`.
     public subscript<Value>(dynamicMember keyPath: KeyPath<MergeReport, Value>) -> Value {
         merge[keyPath: keyPath]
     }
@@ -38,21 +48,51 @@ public struct MuxReport: Sendable, Equatable {
 
 /// How far a merge whose audio is a URL has come: first its download, then the merge.
 public enum MuxProgress: Sendable, Equatable {
+    /// The soundtrack's download: bytes so far, rate, time left.
     case downloading(DownloadProgress)
+    /// The merge: media time written so far.
     case merging(MergeProgress)
 }
 
 extension MuxEngine {
-    /// What MediaMux sees in a media file.
+    /// What MediaMux sees in a media file: its container, its streams, and
+    /// where each stream's presentation starts and ends.
+    ///
+    /// - Parameter path: The media file.
+    /// - Returns: The file's facts, free of FFmpeg types.
+    /// - Throws: `MediaMuxError`: `.fileNotFound`, `.notAFile` or `.unreadable`
+    ///   when the file cannot be opened; `.notMedia` when it is empty or no
+    ///   format MediaMux reads recognises it; `.damaged` when its container
+    ///   cannot be read through; `.ffmpeg` when an FFmpeg call fails;
+    ///   `.cancelled` when the Task is cancelled; `.runtimeStopped` when the
+    ///   runtime's thread pool has shut down.
     public func probe(_ path: String) async throws(MediaMuxError) -> MediaInfo {
         try await merging.probe(path)
     }
 
+    /// What MediaMux sees in a media file, named by a `FilePath`.
+    ///
+    /// - Parameter path: The media file.
+    /// - Returns: The file's facts.
+    /// - Throws: `MediaMuxError`, as `probe(_:)` with a `String` path does.
     public func probe(_ path: FilePath) async throws(MediaMuxError) -> MediaInfo {
         try await merging.probe(path)
     }
 
-    /// Every decision a merge would make, without writing anything.
+    /// Every decision a merge would make, without writing anything; see
+    /// `MergeEngine.plan(video:audio:output:options:)`. Both inputs are
+    /// local files: a plan does not download.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    /// - Returns: The plan, for `execute(_:progress:)`.
+    /// - Throws: `MediaMuxError`, as `MergeEngine.plan(video:audio:output:options:)`
+    ///   does: input errors for either file, output errors, stream errors,
+    ///   `.codecNotSupportedInContainer`, `.invalidOption`, `.cancelled` and
+    ///   `.runtimeStopped`.
     public func plan(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
     ) async throws(MediaMuxError) -> MergePlan {
@@ -62,7 +102,7 @@ extension MuxEngine {
     /// Merges the first video stream of `video` with the first audio stream of
     /// `audio` into `output` by stream copy (the audio encoded AAC where the
     /// output cannot carry it, or as `options.audio` asks), ending where the
-    /// shorter one ends.
+    /// shorter one ends unless `options.end` says otherwise.
     ///
     /// `audio` is a file, or an http(s) URL: then it is downloaded first
     /// (through the download cache unless `download.useCache` is false, when
@@ -71,7 +111,40 @@ extension MuxEngine {
     ///
     /// With `preview`, keyframes of the output become thumbnails as they are
     /// copied (`thumbnails` says how many and how large), upright as the
-    /// output is shown; the handler runs on the merge's thread.
+    /// output is shown; the handler runs on the merge's thread. A thumbnail
+    /// that cannot be made stops the thumbnails with a warning in the
+    /// report, never the merge.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file, or http(s) URL, whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov. It is written to a
+    ///     hidden file beside it and moved into place when complete.
+    ///   - options: Everything beyond the three paths.
+    ///   - download: How an `audio` URL is downloaded; unused for a file.
+    ///   - thumbnails: Their size and spacing; unused without `preview`.
+    ///   - progress: Called with how far the merge has come, on the pool
+    ///     thread doing it, at most ten times a second.
+    ///   - downloadProgress: Called with how far the download has come, on
+    ///     the event loop reading the body.
+    ///   - preview: Called with each thumbnail, upright, on the merge's thread.
+    /// - Returns: What was written, and how the audio was downloaded.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for thumbnail options out
+    ///   of range; for an `audio` URL, what `download(_:options:progress:)`
+    ///   throws (or, without the cache, `download(_:to:overwrite:options:progress:)`),
+    ///   and `.unsupportedURL` for a URL of another scheme; then what
+    ///   `MergeEngine.merge(video:audio:output:options:progress:)` throws:
+    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
+    ///   `.damaged` for an input that cannot be read; `.noStream`,
+    ///   `.streamIndexOutOfRange` or `.unknownDuration` for its streams;
+    ///   `.unsupportedOutputExtension`, `.outputDirectoryMissing`,
+    ///   `.outputExists` (without `options.overwrite`) or `.outputNotWritable`
+    ///   for the output; `.codecNotSupportedInContainer` for a video codec
+    ///   the container cannot hold or a soundtrack that must be copied but
+    ///   cannot be; `.invalidOption` for merge options out of range or
+    ///   contradicting each other; `.ffmpeg` when the muxer or the audio
+    ///   encoder fails; `.cancelled` when the Task is cancelled;
+    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
     public func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
         download: DownloadOptions = DownloadOptions(),
@@ -111,6 +184,18 @@ extension MuxEngine {
         return MuxReport(merge: report, audioDownload: fetched)
     }
 
+    /// The same merge with local files named by `FilePath`s.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    ///   - thumbnails: Their size and spacing; unused without `preview`.
+    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
+    ///   - preview: Called with each thumbnail, on the merge's thread.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`, as the merge with `String` paths does.
     public func merge(
         video: FilePath, audio: FilePath, output: FilePath, options: MergeOptions = MergeOptions(),
         thumbnails: ThumbnailOptions = ThumbnailOptions(),
@@ -123,6 +208,20 @@ extension MuxEngine {
     }
 
     /// A merge whose audio is downloaded from `audio`, in one call.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The http(s) URL of the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    ///   - download: How the soundtrack is downloaded.
+    ///   - thumbnails: Their size and spacing; unused without `preview`.
+    ///   - progress: Called with how far the merge has come.
+    ///   - downloadProgress: Called with how far the download has come.
+    ///   - preview: Called with each thumbnail, on the merge's thread.
+    /// - Returns: What was written, and how the audio was downloaded.
+    /// - Throws: `MediaMuxError`, as the merge with a `String` audio does
+    ///   (`.unsupportedURL` for a URL that is not http or https).
     public func merge(
         video: FilePath, audio: URL, output: FilePath, options: MergeOptions = MergeOptions(),
         download: DownloadOptions = DownloadOptions(),
@@ -138,6 +237,16 @@ extension MuxEngine {
 
     /// The same merge (audio a file or a URL) as an asynchronous sequence:
     /// the download's progress, the merge's, then the report (see `ProgressEvents`).
+    /// The merge starts when iteration starts; leaving the loop early cancels it.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file, or http(s) URL, of the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    ///   - download: How an `audio` URL is downloaded.
+    ///   - thumbnails: Checked as a merge checks them; no thumbnails are made here.
+    /// - Returns: The events; iterating them throws what the merge throws.
     public func mergeEvents(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
         download: DownloadOptions = DownloadOptions(), thumbnails: ThumbnailOptions = ThumbnailOptions()
@@ -149,7 +258,17 @@ extension MuxEngine {
         }
     }
 
-    /// Carries out an existing plan.
+    /// Carries out an existing plan; see `MergeEngine.execute(_:progress:)`.
+    ///
+    /// - Parameters:
+    ///   - plan: The decisions to carry out.
+    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`, as `MergeEngine.execute(_:progress:)` does:
+    ///   input errors for a file that cannot be opened as planned (`.damaged`
+    ///   when it changed since), `.ffmpeg`, `.outputNotWritable`,
+    ///   `.outputExists`, `.invalidOption` for a silent soundtrack to bring to
+    ///   a loudness, `.cancelled` and `.runtimeStopped`.
     public func execute(
         _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MergeReport {

@@ -15,6 +15,8 @@ public import AsyncHTTPClient
 ///   the thread doing the work (a pool thread; for a download's progress,
 ///   NIO's event loop), never two at once for one call: keep them short.
 /// - Errors: every call throws `MediaMuxError` alone; switch on its `kind`.
+///   Each call lists the cases it throws; any may also throw `.unexpected`,
+///   which is a defect to report.
 /// - Cancellation: every call is cancelled with its Task and then throws
 ///   `MediaMuxError.cancelled(path:)`. A cancelled merge or preview leaves no
 ///   output and no temporary file; a cancelled download keeps its bytes in the
@@ -23,12 +25,21 @@ public struct MuxEngine: Sendable {
     /// MediaMux's version (Semantic Versioning; "-dev" until a release).
     public static let version = "0.1.0-dev"
 
+    /// Probing, planning and merging (`MediaMuxCore`).
     public var merging: MergeEngine
+    /// Frames, images, contact sheets and preview clips (`MediaMuxPreview`).
     public var previews: PreviewEngine
+    /// Downloads and the cache (`MediaMuxDownload`), without FFmpeg's check
+    /// of the bodies that this engine's own `download` calls add.
     public var downloads: DownloadEngine
 
     /// One runtime (thread pool and logger) for all three parts; downloads
     /// use `httpClient` when given (see `DownloadEngine.httpClient`).
+    ///
+    /// - Parameters:
+    ///   - runtime: Where the blocking work runs and where messages go; by
+    ///     default NIO's shared blocking pool and no logging.
+    ///   - httpClient: A client for downloads to share; nil makes one per download.
     public init(runtime: MediaRuntime = MediaRuntime(), httpClient: HTTPClient? = nil) {
         merging = MergeEngine(runtime: runtime)
         previews = PreviewEngine(runtime: runtime)

@@ -6,39 +6,89 @@ public import Foundation
 
 /// Every failure MediaMux reports. Each case names the file it is about, so a
 /// message can always say which input or output went wrong; `description` is
-/// the one line a command-line tool prints, `hint` an optional next step.
+/// the one line a command-line tool prints (muxctl adds a hint of its own
+/// where there is an obvious next step).
+///
+/// Every public call throws this type alone (typed throws), so a `catch`
+/// gets it without a cast. `kind` groups the cases for callers that handle
+/// them alike; `subject` is the file or URL the error is about.
 public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum StreamKind: String, Sendable, Equatable { case video, audio }
+    /// Which kind of stream an error is about.
+    public enum StreamKind: String, Sendable, Equatable {
+        /// `video` for a video stream (cover art does not count), `audio` for
+        /// an audio stream.
+        case video, audio
+    }
 
+    /// No file at `path` (or a folder in the path is missing).
     case fileNotFound(path: String)
+    /// `path` is a folder where a media file was expected.
     case notAFile(path: String)
+    /// The file exists but cannot be opened or read; `reason` is the system's
+    /// or FFmpeg's word for why.
     case unreadable(path: String, reason: String)
+    /// The file is empty, or no format MediaMux reads recognises it.
     case notMedia(path: String, detail: String)
+    /// The file is recognised but cannot be read through: truncated,
+    /// corrupt, missing what its format requires, or changed since it was
+    /// probed.
     case damaged(path: String, detail: String)
+    /// The file has no stream of that kind (a video without pictures, an
+    /// audio file without sound).
     case noStream(kind: StreamKind, path: String)
+    /// A stream index asked for is not in the file, which has `available`
+    /// streams of that kind.
     case streamIndexOutOfRange(kind: StreamKind, index: Int, available: Int, path: String)
+    /// Neither the container nor the packets say where the stream starts and
+    /// ends, so it cannot be cut or placed exactly.
     case unknownDuration(kind: StreamKind, path: String)
+    /// The output's name does not end in an extension MediaMux writes
+    /// (`extension` is empty when it has none).
     case unsupportedOutputExtension(path: String, extension: String)
+    /// The output's container cannot hold `codec` as it is, and the stream
+    /// is copied: video always is, audio when copying was asked for.
     case codecNotSupportedInContainer(codec: String, container: String, path: String)
+    /// The output exists and the call was not asked to overwrite it.
     case outputExists(path: String)
+    /// The folder the output should go in does not exist.
     case outputDirectoryMissing(path: String)
+    /// The output cannot be created, written or moved into place; `reason`
+    /// says why.
     case outputNotWritable(path: String, reason: String)
+    /// An option, or a combination of options, asks for something
+    /// impossible; the message names it and says what is allowed.
     case invalidOption(String)
+    /// The URL cannot be downloaded: not http or https, or without a host.
     case unsupportedURL(url: String, reason: String)
+    /// The server answered with this status, after any retries.
     case http(status: Int, url: String)
+    /// The exchange with the server failed (no connection, a timeout, TLS,
+    /// too many redirects, an answer that is not HTTP), after any retries.
     case network(url: String, reason: String)
+    /// The body is larger than the limit asked for, in bytes.
     case tooLarge(url: String, limit: Int64)
+    /// The body ended before the length the server announced, after any retries.
     case incomplete(url: String, received: Int64, expected: Int64)
+    /// The body's SHA-256 is not the one expected (both lowercase hex).
     case checksumMismatch(url: String, expected: String, actual: String)
+    /// The downloaded body is not audio (an HTML error page served with
+    /// 200, say), with the Content-Type the server gave, if any.
     case notAudio(url: String, contentType: String?, detail: String)
+    /// The download cache at `path` cannot be used.
     case cache(path: String, reason: String)
+    /// An FFmpeg call failed at `operation`, with its error code (a negative
+    /// AVERROR) and message.
     case ffmpeg(operation: String, path: String, code: Int32, message: String)
+    /// The Task was cancelled, and the call has cleaned up before throwing
+    /// this: no output and no temporary file (a download keeps the bytes so
+    /// far for the next call to resume from).
     case cancelled(path: String)
     /// The runtime's thread pool was shut down before the work could run.
     case runtimeStopped
     /// A failure MediaMux did not expect, about `path`: a defect to report.
     case unexpected(path: String, detail: String)
 
+    /// The one-line message: the file or URL, then what is wrong with it.
     public var description: String {
         switch self {
         case .fileNotFound(let path):
@@ -115,6 +165,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case unexpected
     }
 
+    /// Which kind of failure this is.
     public var kind: Kind {
         switch self {
         case .fileNotFound, .notAFile, .unreadable, .notMedia, .damaged, .noStream, .unknownDuration, .notAudio:
@@ -194,5 +245,6 @@ private func httpReason(_ status: Int) -> String {
 
 /// `localizedDescription` is the one-line message, as `description` is.
 extension MediaMuxError: LocalizedError {
+    /// The same one-line message as `description`.
     public var errorDescription: String? { description }
 }

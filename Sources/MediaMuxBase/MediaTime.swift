@@ -12,9 +12,17 @@
 public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible,
     ExpressibleByFloatLiteral, ExpressibleByIntegerLiteral
 {
+    /// The number of ticks: the time is `value / timescale` seconds.
     public private(set) var value: Int64
+    /// Ticks per second; always positive.
     public private(set) var timescale: Int64
 
+    /// `value / timescale` seconds, exactly.
+    ///
+    /// - Parameters:
+    ///   - value: The number of ticks; negative for a time before zero.
+    ///   - timescale: Ticks per second. It must be positive: zero or less
+    ///     stops the program (a precondition), since no time has that scale.
     public init(value: Int64, timescale: Int64) {
         precondition(timescale > 0, "MediaTime needs a positive timescale")
         self.value = value
@@ -23,6 +31,11 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// `seconds` to the nearest microsecond (or `timescale` tick), saturating
     /// at the largest time either way; not-a-number is zero.
+    ///
+    /// - Parameters:
+    ///   - seconds: The time in seconds, as a caller or a user typed it.
+    ///   - timescale: Ticks per second of the result; microseconds unless
+    ///     told otherwise. It must be positive (a precondition).
     public init(seconds: Double, timescale: Int64 = 1_000_000) {
         precondition(timescale > 0, "MediaTime needs a positive timescale")
         let ticks = (seconds * Double(timescale)).rounded()
@@ -40,25 +53,51 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// Seconds, to the microsecond: `let at: MediaTime = 2.5`.
+    ///
+    /// - Parameter seconds: The literal, in seconds.
     public init(floatLiteral seconds: Double) { self.init(seconds: seconds) }
 
     /// Whole seconds: `let at: MediaTime = 3`.
+    ///
+    /// - Parameter seconds: The literal, in whole seconds.
     public init(integerLiteral seconds: Int64) { self.init(value: seconds, timescale: 1) }
 
     /// `count` ticks of `tick` long each (a time base: `1/90000` s), exactly,
     /// saturating where the product overflows.
+    ///
+    /// - Parameters:
+    ///   - count: How many ticks, as a packet's timestamp counts them.
+    ///   - tick: The length of one tick: the stream's time base.
     public init(ticks count: Int64, of tick: MediaTime) {
         let product = Int128(count) * Int128(tick.value)
         self.init(value: Int64(clamping: product), timescale: tick.timescale)
     }
 
+    /// Time zero, in the timescale given: the start of a timeline, or a span
+    /// of no length.
+    ///
+    /// - Parameter timescale: Ticks per second of the result; it must be positive.
+    /// - Returns: A time of value 0.
     public static func zero(_ timescale: Int64 = 1) -> MediaTime { MediaTime(value: 0, timescale: timescale) }
 
+    /// The time in seconds, as a `Double`: for display and for arithmetic
+    /// where a rounding error does not matter. Planning compares `MediaTime`s
+    /// instead.
     public var seconds: Double { Double(value) / Double(timescale) }
 
-    public enum Rounding: Sendable { case down, up, nearest }
+    /// How a conversion rounds a time that falls between two ticks.
+    public enum Rounding: Sendable {
+        /// `down` towards minus infinity, `up` towards plus infinity,
+        /// `nearest` to the closer tick, halves away from zero.
+        case down, up, nearest
+    }
 
     /// This time in another timescale, rounded as asked.
+    ///
+    /// - Parameters:
+    ///   - newScale: Ticks per second of the result; it must be positive.
+    ///   - rounding: How a time between two ticks of `newScale` rounds.
+    /// - Returns: The time in `newScale`, saturating at Int64's ends.
     public func converted(to newScale: Int64, rounding: Rounding = .nearest) -> MediaTime {
         if newScale == timescale { return self }
         let quotient = divide(Int128(value) * Int128(newScale), Int128(timescale), rounding)
@@ -68,6 +107,11 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     /// How many ticks of `tick` long (a time base) this time is, rounded
     /// once, as asked: `value * tick.timescale / (timescale * tick.value)`,
     /// exactly, saturating at Int64's ends. A tick that is not positive gives 0.
+    ///
+    /// - Parameters:
+    ///   - tick: The length of one tick: a stream's time base.
+    ///   - rounding: How a time between two ticks rounds.
+    /// - Returns: The number of ticks.
     public func ticks(of tick: MediaTime, rounding: Rounding = .nearest) -> Int64 {
         guard tick.value > 0 else { return 0 }
         let numerator = Int128(value) * Int128(tick.timescale)
@@ -75,14 +119,19 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return Int64(clamping: divide(numerator, denominator, rounding))
     }
 
+    /// Whether `lhs` comes before `rhs`, compared exactly whatever their timescales.
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
         Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
     }
 
+    /// Whether the two are the same time, whatever their timescales: `1/2` equals `45000/90000`.
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
         Int128(lhs.value) * Int128(rhs.timescale) == Int128(rhs.value) * Int128(lhs.timescale)
     }
 
+    /// Hashes the time in lowest terms, so that equal times hash alike.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         let divisor = gcd(value.magnitude, UInt64(timescale))
         hasher.combine(value / Int64(max(divisor, 1)))
@@ -92,6 +141,12 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Sum or difference, exact in the finer of the two timescales when one divides the other,
     /// otherwise in their product.
     /// Saturates instead of trapping: durations come from files, which may lie.
+    ///
+    /// - Parameters:
+    ///   - lhs: A time or span.
+    ///   - rhs: The span to add.
+    /// - Returns: The sum, in the common timescale (the larger of the two
+    ///   when their product would overflow).
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         let scale = commonScale(lhs.timescale, rhs.timescale)
         let (left, right) = (lhs.converted(to: scale).value, rhs.converted(to: scale).value)
@@ -99,10 +154,17 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return MediaTime(value: overflow ? (right > 0 ? .max : .min) : sum, timescale: scale)
     }
 
+    /// The difference, exact and saturating as `+` is.
+    ///
+    /// - Parameters:
+    ///   - lhs: A time or span.
+    ///   - rhs: The span to take away.
+    /// - Returns: The difference, in the common timescale.
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         lhs + MediaTime(value: rhs.value == .min ? .max : -rhs.value, timescale: rhs.timescale)
     }
 
+    /// The exact fraction, `value/timescale` ("3003/90000"); `secondsText` is for people.
     public var description: String { "\(value)/\(timescale)" }
 }
 

@@ -51,6 +51,9 @@ package func systemErrorText(_ code: Int32 = errno) -> String {
 
 extension MediaTime {
     /// Seconds with a fixed number of decimals, for messages: "2.772".
+    ///
+    /// - Parameter decimals: Digits after the point, rounded; 0 for whole seconds.
+    /// - Returns: The text, with a minus sign for a negative time.
     public func secondsText(decimals: Int = 3) -> String {
         fixedPoint(seconds, decimals: decimals)
     }

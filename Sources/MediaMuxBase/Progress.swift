@@ -17,6 +17,7 @@ package struct ProgressThrottle: Sendable {
 
 /// What a long call reports while it runs, then its result.
 public enum ProgressEvent<Progress: Sendable, Result: Sendable>: Sendable {
+    /// How far the call has come; the newest report when the consumer is slower than the call.
     case progress(Progress)
     /// The last event: the call's result.
     case finished(Result)
@@ -43,7 +44,9 @@ extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable 
 /// slower than the call sees the newest progress, never a stale backlog; the
 /// result is never dropped.
 public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequence, Sendable {
+    /// Progress reports, then the result.
     public typealias Element = ProgressEvent<Progress, Result>
+    /// What iterating throws: the call's own error, or `.cancelled`.
     public typealias Failure = MediaMuxError
 
     package typealias Operation = @Sendable (_ progress: @escaping @Sendable (Progress) -> Void) async throws(MediaMuxError) -> Result
@@ -57,6 +60,8 @@ public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequenc
         self.subject = subject
     }
 
+    /// Starts the call, on a task of its own that the iterator cancels when
+    /// the loop ends early.
     public func makeAsyncIterator() -> AsyncIterator {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let operation = operation
@@ -87,10 +92,21 @@ public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequenc
             self.subject = subject
         }
 
+        /// The next event: a progress report, or the result as the last one;
+        /// nil after the result.
+        ///
+        /// - Throws: What the call throws, as it throws it; `.cancelled`
+        ///   naming the call's file or URL when the iterating task is
+        ///   cancelled before the result arrives, once the call has cleaned up.
         public mutating func next() async throws(MediaMuxError) -> Element? {
             try await next(isolation: nil)
         }
 
+        /// The next event, as `next()` gives it, on the caller's actor.
+        ///
+        /// - Parameter actor: The actor the caller runs on, which the wait keeps.
+        /// - Throws: What the call throws; `.cancelled` when the iterating task
+        ///   is cancelled before the result arrives.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaMuxError) -> Element? {
             let event: Element?
             do {

@@ -18,6 +18,14 @@ public struct MediaRuntime: Sendable {
     /// time and memory: no thread waits on another's frame.
     public var decodingThreads: Int
 
+    /// A runtime on the given pool and logger.
+    ///
+    /// - Parameters:
+    ///   - threadPool: Where blocking work runs. It must be started; the
+    ///     default, NIO's shared blocking pool, is.
+    ///   - logger: Where warnings and FFmpeg's messages go; by default nowhere.
+    ///   - decodingThreads: Threads for each preview's video decoder; 0, the
+    ///     default, lets FFmpeg choose.
     public init(threadPool: NIOThreadPool = .singleton, logger: Logger = MediaRuntime.silentLogger, decodingThreads: Int = 0) {
         self.threadPool = threadPool
         self.logger = logger

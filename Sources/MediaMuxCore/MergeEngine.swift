@@ -10,7 +10,9 @@ public import SystemPackage
 ///   pool, never on the caller's task. A `progress` callback runs on the pool
 ///   thread doing the merge, at most ten times a second and never two at
 ///   once for one call, the last with `fraction` 1; keep it short.
-/// - Errors: every call throws `MediaMuxError` alone.
+/// - Errors: every call throws `MediaMuxError` alone; each call lists the
+///   cases it throws. Any call may also throw `.unexpected`, which is a
+///   defect to report.
 /// - Cancellation: cancelling the calling Task stops the work at the next
 ///   packet (or FFmpeg's next read) and the call throws
 ///   `MediaMuxError.cancelled(path:)`, leaving no output and no temporary file.
@@ -18,22 +20,67 @@ public struct MergeEngine: Sendable {
     /// Where the blocking work runs and where warnings and FFmpeg's messages go.
     public var runtime: MediaRuntime
 
+    /// An engine that works on `runtime`'s thread pool and logs to its logger.
+    ///
+    /// - Parameter runtime: Where the blocking work runs and where messages go;
+    ///   by default NIO's shared blocking pool and no logging.
     public init(runtime: MediaRuntime = MediaRuntime()) {
         self.runtime = runtime
     }
 
-    /// What MediaMux sees in a media file.
+    /// What MediaMux sees in a media file: its container, its streams, and
+    /// where each stream's presentation starts and ends.
+    ///
+    /// MP4 and MOV files are read from their sample tables and edit lists;
+    /// containers without an exact index (Matroska, MP3, Ogg, WAV) by reading
+    /// every packet, which takes longer.
+    ///
+    /// - Parameter path: The media file.
+    /// - Returns: The file's facts, free of FFmpeg types.
+    /// - Throws: `MediaMuxError`: `.fileNotFound`, `.notAFile` or `.unreadable`
+    ///   when the file cannot be opened; `.notMedia` when it is empty or no
+    ///   format MediaMux reads recognises it; `.damaged` when its container
+    ///   cannot be read through; `.ffmpeg` when an FFmpeg call fails;
+    ///   `.cancelled` when the Task is cancelled; `.runtimeStopped` when the
+    ///   runtime's thread pool has shut down.
     public func probe(_ path: String) async throws(MediaMuxError) -> MediaInfo {
         try await typedErrors(subject: path) {
             try await runFFmpeg(runtime) { flag in try Prober(cancellation: flag).probe(path: path) }
         }
     }
 
+    /// What MediaMux sees in a media file, named by a `FilePath`; see `probe(_:)`.
+    ///
+    /// - Parameter path: The media file.
+    /// - Returns: The file's facts.
+    /// - Throws: `MediaMuxError`, as `probe(_:)` with a `String` path does.
     public func probe(_ path: FilePath) async throws(MediaMuxError) -> MediaInfo {
         try await probe(path.string)
     }
 
-    /// Every decision a merge would make, without writing anything.
+    /// Every decision a merge would make, without writing anything: which
+    /// streams, where the output ends and why, the rotation and why, whether
+    /// the soundtrack is copied or encoded, where the movie header goes.
+    /// `execute(_:progress:)` carries the plan out.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    /// - Returns: The plan.
+    /// - Throws: `MediaMuxError`: what `probe(_:)` throws, for either input;
+    ///   for the output, `.unsupportedOutputExtension` (not .mp4, .m4v or
+    ///   .mov), `.outputNotWritable` (a folder), `.outputDirectoryMissing`,
+    ///   and `.outputExists` unless `options.overwrite`; for the streams,
+    ///   `.noStream`, `.streamIndexOutOfRange`, `.unknownDuration`,
+    ///   `.damaged` (a video without a picture size, a soundtrack that starts
+    ///   after the video ends) and `.codecNotSupportedInContainer` (a video
+    ///   codec the container cannot hold, or a soundtrack that must be
+    ///   copied but cannot be); `.invalidOption` for an output that is one
+    ///   of the inputs, a rotation other than 0, 90, 180 or 270, and audio
+    ///   options out of range or contradicting each other (see
+    ///   `AudioOptions` and `OriginalAudio`).
     public func plan(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
     ) async throws(MediaMuxError) -> MergePlan {
@@ -49,6 +96,37 @@ public struct MergeEngine: Sendable {
     /// output cannot carry it, or as `options.audio` asks), ending where the
     /// shorter one ends.
     /// The output appears under its name only once it is complete.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov. It is written to a
+    ///     hidden file beside it and moved into place when complete.
+    ///   - options: Everything beyond the three paths.
+    ///   - progress: Called with how far the merge has come, on the pool
+    ///     thread doing it, at most ten times a second, the last time with
+    ///     `fraction` 1.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`: what `probe(_:)` throws, for either input;
+    ///   for the output, `.unsupportedOutputExtension` (not .mp4, .m4v or
+    ///   .mov), `.outputNotWritable` (a folder), `.outputDirectoryMissing`,
+    ///   and `.outputExists` unless `options.overwrite`; for the streams,
+    ///   `.noStream`, `.streamIndexOutOfRange`, `.unknownDuration`,
+    ///   `.damaged` (a video without a picture size, a soundtrack that starts
+    ///   after the video ends) and `.codecNotSupportedInContainer` (a video
+    ///   codec the container cannot hold, or a soundtrack that must be
+    ///   copied but cannot be); `.invalidOption` for an output that is one
+    ///   of the inputs, a rotation other than 0, 90, 180 or 270, and audio
+    ///   options out of range or contradicting each other (see
+    ///   `AudioOptions` and `OriginalAudio`).
+    ///   While writing: `.damaged` when an input's packets cannot be read
+    ///   (or a file changed since it was probed), `.ffmpeg` when the muxer or
+    ///   the audio encoder fails, `.outputNotWritable` when the output cannot
+    ///   be written or moved into place, `.outputExists` when a file
+    ///   appeared under its name meanwhile (without `overwrite`),
+    ///   `.invalidOption` when a soundtrack to bring to a loudness is silent;
+    ///   `.cancelled` when the Task is cancelled; `.runtimeStopped` when the
+    ///   runtime's thread pool has shut down.
     public func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
         progress: (@Sendable (MergeProgress) -> Void)? = nil
@@ -56,6 +134,17 @@ public struct MergeEngine: Sendable {
         try await merge(video: video, audio: audio, output: output, options: options, progress: progress, observing: { _, _ in nil })
     }
 
+    /// The same merge with the paths as `FilePath`s; see
+    /// `merge(video:audio:output:options:progress:)`.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`, as the merge with `String` paths does.
     public func merge(
         video: FilePath, audio: FilePath, output: FilePath, options: MergeOptions = MergeOptions(),
         progress: (@Sendable (MergeProgress) -> Void)? = nil
@@ -64,7 +153,16 @@ public struct MergeEngine: Sendable {
     }
 
     /// The same merge as an asynchronous sequence: its progress, then its
-    /// report (see `ProgressEvents`).
+    /// report (see `ProgressEvents`). The merge starts when iteration starts;
+    /// leaving the loop early cancels it.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three paths.
+    /// - Returns: The events; iterating them throws what
+    ///   `merge(video:audio:output:options:progress:)` throws.
     public func mergeEvents(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
     ) -> ProgressEvents<MergeProgress, MergeReport> {
@@ -90,7 +188,27 @@ public struct MergeEngine: Sendable {
         }.logged(to: runtime.logger)
     }
 
-    /// Carries out an existing plan.
+    /// Carries out an existing plan, as `plan(video:audio:output:options:)`
+    /// made it (or as a caller edited it). The plan names its inputs'
+    /// streams by index: a file that changed since it was planned fails
+    /// with `.damaged` rather than copying the wrong stream.
+    ///
+    /// - Parameters:
+    ///   - plan: The decisions to carry out.
+    ///   - progress: Called with how far the merge has come, on the pool
+    ///     thread doing it, at most ten times a second.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`: `.fileNotFound`, `.notAFile`, `.unreadable`,
+    ///   `.notMedia` or `.damaged` for an input that cannot be opened as
+    ///   planned;
+    ///   then, while writing, `.damaged` when an input's packets cannot be read
+    ///   (or a file changed since it was probed), `.ffmpeg` when the muxer or
+    ///   the audio encoder fails, `.outputNotWritable` when the output cannot
+    ///   be written or moved into place, `.outputExists` when a file
+    ///   appeared under its name meanwhile (without `overwrite`),
+    ///   `.invalidOption` when a soundtrack to bring to a loudness is silent;
+    ///   `.cancelled` when the Task is cancelled; `.runtimeStopped` when the
+    ///   runtime's thread pool has shut down.
     public func execute(
         _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MergeReport {

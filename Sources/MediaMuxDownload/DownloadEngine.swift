@@ -13,10 +13,12 @@ public import Foundation
 /// common audio files, and takes Ogg and Matroska bodies as they are
 /// (`MuxEngine.download` asks FFmpeg about those).
 ///
-/// Every call throws `MediaMuxError` alone. Cancel the Task to stop: the call
-/// throws `MediaMuxError.cancelled(path:)` naming the URL, nothing half
-/// written appears under a destination, and the bytes so far are kept for
-/// the next call to resume from.
+/// Every call throws `MediaMuxError` alone; each lists the cases it throws,
+/// and any may also throw `.unexpected`, which is a defect to report.
+///
+/// Cancel the Task to stop: the call throws `MediaMuxError.cancelled(path:)`
+/// naming the URL, nothing half written appears under a destination, and
+/// the bytes so far are kept for the next call to resume from.
 ///
 /// Progress handlers run on the NIO event loop thread that reads the body
 /// (the download's own loop, or one of `httpClient`'s), at most ten times a
@@ -32,6 +34,11 @@ public struct DownloadEngine: Sendable {
     /// own) and shuts it down when done.
     public var httpClient: HTTPClient?
 
+    /// An engine on `runtime`, with its own HTTP client per download unless given one.
+    ///
+    /// - Parameters:
+    ///   - runtime: Where hashing and file copies run.
+    ///   - httpClient: A client to share; nil makes one per download.
     public init(runtime: MediaRuntime = MediaRuntime(), httpClient: HTTPClient? = nil) {
         self.runtime = runtime
         self.httpClient = httpClient
@@ -46,6 +53,22 @@ public struct DownloadEngine: Sendable {
     /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`:
     /// no cache entry is made from a part, and the bytes so far stay in the
     /// cache for the next call to resume from.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - options: The cache, limits, retries and checks.
+    ///   - progress: Called with how far the body has come.
+    /// - Returns: Where the file is in the cache, and how it was obtained.
+    /// - Throws: `MediaMuxError`: `.unsupportedURL` for a URL that is not
+    ///   http or https or has no host; `.http` for a status that is not
+    ///   success (after retries for 5xx, 408 and 429), `.network` when the
+    ///   exchange fails (no connection, a timeout, TLS, too many redirects),
+    ///   `.incomplete` when the body stays short, `.tooLarge` past
+    ///   `options.maximumBytes`, `.checksumMismatch` when it does not have
+    ///   `options.expectedSHA256`, `.notAudio` when `options.requireAudio`
+    ///   and it is not audio; `.cache` when the cache folder cannot be made
+    ///   or written; `.cancelled` naming `url` when the Task is cancelled;
+    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
     public func download(
         _ url: String, options: DownloadOptions = DownloadOptions(),
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
@@ -58,6 +81,12 @@ public struct DownloadEngine: Sendable {
     /// iteration starts; ending the loop early cancels it as cancelling its
     /// Task would (the bytes so far stay in the cache). Events are delivered
     /// to the iterating task, one at a time.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - options: The cache, limits, retries and checks.
+    /// - Returns: The events; iterating them throws what
+    ///   `download(_:options:progress:)` throws.
     public func downloadEvents(
         _ url: String, options: DownloadOptions = DownloadOptions()
     ) -> ProgressEvents<DownloadProgress, DownloadResult> {
@@ -90,6 +119,27 @@ public struct DownloadEngine: Sendable {
     /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`
     /// and leaves nothing under `destination`; the bytes so far stay in the
     /// cache (or in the hidden partial file) for the next call to resume from.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - destination: The file to write.
+    ///   - overwrite: Replace an existing file instead of failing.
+    ///   - options: The cache, limits, retries and checks.
+    ///   - progress: Called with how far the body has come.
+    /// - Returns: How the file was obtained, with `path` set to `destination`.
+    /// - Throws: `MediaMuxError`: `.unsupportedURL` for a URL that is not
+    ///   http or https or has no host; `.http` for a status that is not
+    ///   success (after retries for 5xx, 408 and 429), `.network` when the
+    ///   exchange fails (no connection, a timeout, TLS, too many redirects),
+    ///   `.incomplete` when the body stays short, `.tooLarge` past
+    ///   `options.maximumBytes`, `.checksumMismatch` when it does not have
+    ///   `options.expectedSHA256`, `.notAudio` when `options.requireAudio`
+    ///   and it is not audio; `.cache` when the cache folder cannot be made
+    ///   or written; `.cancelled` naming `url` when the Task is cancelled;
+    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
+    ///   For `destination`: `.outputNotWritable` when it is a folder or cannot
+    ///   be written, `.outputDirectoryMissing` when its folder does not
+    ///   exist, `.outputExists` when it exists and `overwrite` is false.
     public func download(
         _ url: String, to destination: String, overwrite: Bool = false,
         options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
@@ -98,6 +148,15 @@ public struct DownloadEngine: Sendable {
     }
 
     /// The same, with the URL as a `URL` and the destination as a `FilePath`.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - destination: The file to write.
+    ///   - overwrite: Replace an existing file instead of failing.
+    ///   - options: The cache, limits, retries and checks.
+    ///   - progress: Called with how far the body has come.
+    /// - Returns: How the file was obtained.
+    /// - Throws: `MediaMuxError`, as the download with a `String` URL and path does.
     public func download(
         _ url: URL, to destination: FilePath, overwrite: Bool = false,
         options: DownloadOptions = DownloadOptions(), progress: (@Sendable (DownloadProgress) -> Void)? = nil
@@ -110,6 +169,14 @@ public struct DownloadEngine: Sendable {
     /// download starts when iteration starts; ending the loop early cancels
     /// it as cancelling its Task would (nothing appears under `destination`).
     /// Events are delivered to the iterating task, one at a time.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - destination: The file to write.
+    ///   - overwrite: Replace an existing file instead of failing.
+    ///   - options: The cache, limits, retries and checks.
+    /// - Returns: The events; iterating them throws what
+    ///   `download(_:to:overwrite:options:progress:)` throws.
     public func downloadEvents(
         _ url: String, to destination: String, overwrite: Bool = false, options: DownloadOptions = DownloadOptions()
     ) -> ProgressEvents<DownloadProgress, DownloadResult> {
@@ -144,6 +211,11 @@ public struct DownloadEngine: Sendable {
     }
 
     /// The complete downloads in the cache, most recently used first.
+    ///
+    /// - Parameter directory: The cache folder; nil for the default
+    ///   (`$XDG_CACHE_HOME/mediamux`, else `~/.cache/mediamux`).
+    /// - Returns: One entry per cached file.
+    /// - Throws: `MediaMuxError.cache` when the cache folder cannot be made.
     public func cachedDownloads(in directory: String? = nil) throws(MediaMuxError) -> [CachedDownload] {
         let cache = try DownloadCache(directory: DownloadCache.resolveDirectory(directory))
         return cache.entries().map { entry in
@@ -155,6 +227,10 @@ public struct DownloadEngine: Sendable {
 
     /// Empties the download cache, partial transfers included, except what a
     /// download running meanwhile holds; returns how many files were removed.
+    ///
+    /// - Parameter directory: The cache folder; nil for the default.
+    /// - Returns: How many files were removed.
+    /// - Throws: `MediaMuxError.cache` when the cache folder cannot be made.
     @discardableResult
     public func clearDownloadCache(in directory: String? = nil) throws(MediaMuxError) -> Int {
         try DownloadCache(directory: DownloadCache.resolveDirectory(directory)).clear()

@@ -9,18 +9,25 @@ import Darwin
 /// Pictures of a video: frames decoded, scaled and turned upright as the
 /// file is shown; images, contact sheets and short preview clips.
 ///
-/// Every call throws `MediaMuxError` alone. Blocking work runs on a thread
-/// of `runtime.threadPool`, never on the caller's task, and a `progress`
-/// handler runs on that same thread, between two steps of the work: keep it
-/// short. The reports of one call come one after another, never two at
-/// once, at most ten a second, never going back; the last one (`done ==
-/// total`, fraction 1) comes once the output is in place. A call cancelled
-/// with its Task throws `MediaMuxError.cancelled(path:)` naming its input
-/// and leaves nothing half-written.
+/// Every call throws `MediaMuxError` alone; each lists the cases it throws,
+/// and any may also throw `.unexpected`, which is a defect to report.
+///
+/// Blocking work runs on a thread of `runtime.threadPool`, never on the
+/// caller's task, and a `progress` handler runs on that same thread, between
+/// two steps of the work: keep it short. The reports of one call come one
+/// after another, never two at once, at most ten a second, never going back;
+/// the last one (`done == total`, fraction 1) comes once the output is in
+/// place. A call cancelled with its Task throws
+/// `MediaMuxError.cancelled(path:)` naming its input and leaves nothing
+/// half-written.
 public struct PreviewEngine: Sendable {
     /// Where the blocking work runs and where FFmpeg's messages go.
     public var runtime: MediaRuntime
 
+    /// An engine that works on `runtime`'s thread pool and logs to its logger.
+    ///
+    /// - Parameter runtime: Where the blocking work runs and where messages go;
+    ///   by default NIO's shared blocking pool and no logging.
     public init(runtime: MediaRuntime = MediaRuntime()) {
         self.runtime = runtime
     }
@@ -29,6 +36,15 @@ public struct PreviewEngine: Sendable {
     /// Each frame is decoded on a pool thread when the loop asks for it;
     /// cancelling the consuming task stops decoding, and the loop throws
     /// `MediaMuxError.cancelled(path:)` naming `path`.
+    ///
+    /// Nothing is read until the first `next()`: a file that cannot be read,
+    /// or options that do not fit the video, fail there.
+    ///
+    /// - Parameters:
+    ///   - path: The video file.
+    ///   - options: Which frames, at what size, in which pixel layout.
+    /// - Returns: The frames, as an asynchronous sequence; see `PreviewFrames`
+    ///   for what iterating it throws.
     public func frames(of path: String, options: FrameOptions = FrameOptions()) -> PreviewFrames {
         PreviewFrames(path: path, options: options, runtime: runtime)
     }
@@ -41,6 +57,28 @@ public struct PreviewEngine: Sendable {
     /// the work, one report at a time. Cancelling the Task throws
     /// `MediaMuxError.cancelled(path:)` naming `path`, and removes the
     /// images this call wrote (and the folder, if this call made it).
+    ///
+    /// - Parameters:
+    ///   - path: The video file.
+    ///   - folder: Where the images go; made if missing (its parent must exist).
+    ///   - options: Which frames, at what size.
+    ///   - format: PNG or JPEG.
+    ///   - overwrite: Replace images already there instead of failing.
+    ///   - progress: Called with the images written so far.
+    /// - Returns: The images written, in time order.
+    /// - Throws: `MediaMuxError`:
+    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
+    ///   `.damaged` when `path` cannot be read as media; `.noStream` when it
+    ///   has no video stream; `.streamIndexOutOfRange` when
+    ///   `options.videoStream` names none; `.unknownDuration` when the
+    ///   video's length is not known; `.invalidOption` for a size outside
+    ///   1-8192, a time before zero or past the end, or a selection of no
+    ///   frames or more than 100,000; `.outputDirectoryMissing` when the
+    ///   folder's parent does not exist, `.outputNotWritable` when the folder
+    ///   is a file or an image cannot be written, `.outputExists` for an
+    ///   image already there without `overwrite`; `.ffmpeg` when decoding,
+    ///   scaling or encoding fails; `.cancelled` naming `path`;
+    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
     public func writeFrames(
         of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
@@ -78,6 +116,26 @@ public struct PreviewEngine: Sendable {
     /// `progress` counts frames drawn; it runs on the pool thread doing the
     /// work, one report at a time. Cancelling the Task throws
     /// `MediaMuxError.cancelled(path:)` naming `path`; no sheet is written.
+    ///
+    /// - Parameters:
+    ///   - path: The video file.
+    ///   - output: The sheet to write; its name must end in .png.
+    ///   - options: How many frames, in how many columns, at what size.
+    ///   - overwrite: Replace an existing sheet instead of failing.
+    ///   - progress: Called with the frames drawn so far.
+    /// - Returns: The sheet written, its size in pixels and bytes.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for a name not ending in
+    ///   .png, 0 or more than 1000 frames, 0 or more than 100 columns, a tile
+    ///   size outside 1-8192, or a sheet larger than 16384 pixels a side or
+    ///   50 million in all; `.outputDirectoryMissing`, `.outputNotWritable`
+    ///   (the output is a folder, or cannot be written) or `.outputExists`
+    ///   (without `overwrite`) for the output;
+    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
+    ///   `.damaged` when `path` cannot be read as media; `.noStream` when it
+    ///   has no video stream; `.unknownDuration` when the video's length is
+    ///   not known; `.ffmpeg` when decoding, scaling or encoding fails;
+    ///   `.cancelled` naming `path`; `.runtimeStopped` when the runtime's
+    ///   thread pool has shut down.
     public func contactSheet(
         of path: String, output: String, options: ContactSheetOptions = ContactSheetOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
@@ -110,6 +168,19 @@ extension PreviewEngine {
     /// Encodes one frame as PNG or JPEG and writes it to `path`, which shows
     /// up only complete; an existing file is kept unless `overwrite`. Runs on
     /// the calling thread: it encodes one picture, and reads no file.
+    ///
+    /// - Parameters:
+    ///   - frame: The picture, as a frame stream or a merge's thumbnails hand
+    ///     it out, or made by the caller.
+    ///   - path: The image file to write.
+    ///   - format: PNG or JPEG; the name is not checked against it.
+    ///   - overwrite: Replace an existing file instead of failing.
+    /// - Returns: The image written, its size in pixels and bytes.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for a frame whose sides are
+    ///   not 1 to 16384 pixels or whose pixels do not fill it; `.ffmpeg` when
+    ///   this FFmpeg has no such encoder or encoding fails; `.outputExists`
+    ///   for an existing file without `overwrite`; `.outputNotWritable` when
+    ///   the file cannot be written (its folder missing included).
     public func writeImage(
         _ frame: PreviewFrame, to path: String, format: ImageFormat = .png, overwrite: Bool = false
     ) throws(MediaMuxError) -> WrittenImage {
@@ -202,6 +273,28 @@ extension PreviewEngine {
     /// on the pool thread doing the work, one report at a time. Cancelling
     /// the Task throws `MediaMuxError.cancelled(path:)` naming `path`, and
     /// leaves neither the clip nor its temporary file.
+    ///
+    /// - Parameters:
+    ///   - path: The video file; its first video stream is used, and its
+    ///     first audio stream when it plays during the clip.
+    ///   - output: The clip to write; its name must end in .mp4, .m4v or .mov.
+    ///   - options: Where the clip starts, how long it lasts, its height and encoding.
+    ///   - overwrite: Replace an existing clip instead of failing.
+    ///   - progress: Called with the frames encoded so far.
+    /// - Returns: What was written: the span shown, the picture size, the
+    ///   frames, whether it has sound.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for a name not ending in
+    ///   .mp4, .m4v or .mov, a duration of zero or less, a height outside
+    ///   2-4320, a crf outside 0-51, or a start before zero or past the end;
+    ///   `.outputDirectoryMissing`, `.outputNotWritable` or `.outputExists`
+    ///   (without `overwrite`) for the output;
+    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
+    ///   `.damaged` when `path` cannot be read as media; `.noStream` when it
+    ///   has no video stream; `.unknownDuration` when the video's length is
+    ///   not known; `.damaged` when no picture can be decoded in the span;
+    ///   `.ffmpeg` when this FFmpeg lacks libx264 or decoding or encoding
+    ///   fails; `.cancelled` naming `path`; `.runtimeStopped` when the
+    ///   runtime's thread pool has shut down.
     public func previewClip(
         of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
@@ -219,6 +312,14 @@ extension PreviewEngine {
     /// clip is made when iteration starts. Ending the loop early (a `break`,
     /// or cancelling the iterating task) cancels it: no clip and no
     /// temporary file stay behind.
+    ///
+    /// - Parameters:
+    ///   - path: The video file.
+    ///   - output: The clip to write: .mp4, .m4v or .mov.
+    ///   - options: Where the clip starts, how long it lasts, its height and encoding.
+    ///   - overwrite: Replace an existing clip instead of failing.
+    /// - Returns: The events; iterating them throws what
+    ///   `previewClip(of:output:options:overwrite:progress:)` throws.
     public func previewClipEvents(
         of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(), overwrite: Bool = false
     ) -> ProgressEvents<PreviewProgress, PreviewClipReport> {
@@ -230,6 +331,15 @@ extension PreviewEngine {
     /// `writeFrames` as an asynchronous sequence: its progress, then the
     /// images written as the last event. Ending the loop early cancels it,
     /// which removes the images it wrote.
+    ///
+    /// - Parameters:
+    ///   - path: The video file.
+    ///   - folder: Where the images go; made if missing.
+    ///   - options: Which frames, at what size.
+    ///   - format: PNG or JPEG.
+    ///   - overwrite: Replace images already there instead of failing.
+    /// - Returns: The events; iterating them throws what
+    ///   `writeFrames(of:into:options:format:overwrite:progress:)` throws.
     public func writeFramesEvents(
         of path: String, into folder: String, options: FrameOptions = FrameOptions(), format: ImageFormat = .png,
         overwrite: Bool = false

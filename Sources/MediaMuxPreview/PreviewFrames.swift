@@ -9,10 +9,14 @@ import Synchronization
 /// decoding at once, and `next()` throws `MediaMuxError.cancelled(path:)`.
 /// After a failure the sequence ends.
 public struct PreviewFrames: AsyncSequence, Sendable {
+    /// One decoded picture.
     public typealias Element = PreviewFrame
+    /// What iterating throws.
     public typealias Failure = MediaMuxError
 
+    /// The video file the frames come from.
     public let path: String
+    /// Which frames, at what size, in which layout.
     public let options: FrameOptions
     let runtime: MediaRuntime
 
@@ -22,16 +26,39 @@ public struct PreviewFrames: AsyncSequence, Sendable {
         self.runtime = runtime
     }
 
+    /// An iterator that opens the file at its first `next()`; each iterator
+    /// decodes the file anew.
     public func makeAsyncIterator() -> Iterator { Iterator(state: FrameStreamState(path: path, options: options, runtime: runtime)) }
 
+    /// Decodes one frame per `next()`, on a thread of the runtime's pool.
     public struct Iterator: AsyncIteratorProtocol {
+        /// One decoded picture.
         public typealias Element = PreviewFrame
+        /// What `next()` throws.
         public typealias Failure = MediaMuxError
 
         fileprivate let state: FrameStreamState
 
+        /// The next frame in time order, or nil after the last.
+        ///
+        /// - Throws: `MediaMuxError`: `.fileNotFound`, `.notAFile`,
+        ///   `.unreadable`, `.notMedia` or `.damaged` when the file cannot be
+        ///   read as media (or no picture can be decoded near a time asked
+        ///   for); `.noStream` when it has no video stream;
+        ///   `.streamIndexOutOfRange` when `FrameOptions.videoStream` names
+        ///   none; `.unknownDuration` when the video's length is not known;
+        ///   `.invalidOption` for a size outside 1-8192, a time before zero or
+        ///   past the end, or a selection of no frames or more than 100,000;
+        ///   `.ffmpeg` when decoding or scaling fails; `.cancelled` naming the
+        ///   file when the consuming task is cancelled; `.runtimeStopped` when
+        ///   the runtime's thread pool has shut down. After a failure the
+        ///   sequence ends.
         public mutating func next() async throws(MediaMuxError) -> PreviewFrame? { try await state.next() }
 
+        /// The next frame, as `next()` gives it.
+        ///
+        /// - Parameter actor: The caller's actor; the frame is decoded on the pool regardless.
+        /// - Throws: What `next()` throws.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaMuxError) -> PreviewFrame? {
             try await state.next()
         }

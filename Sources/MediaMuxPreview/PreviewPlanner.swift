@@ -45,9 +45,13 @@ struct FramePlan: Equatable, Sendable {
 /// `width` x `height` handed out (the longest side at the size asked for, or
 /// the display size).
 public struct PictureSize: Equatable, Sendable {
+    /// Pixels across, upright: the width handed out.
     public internal(set) var width: Int
+    /// Pixels down, upright.
     public internal(set) var height: Int
+    /// Pixels across as scaled, before the turn.
     public internal(set) var scaledWidth: Int
+    /// Pixels down as scaled, before the turn.
     public internal(set) var scaledHeight: Int
     /// 0, 90, 180 or 270.
     public internal(set) var rotation: Int
@@ -57,6 +61,11 @@ public struct PictureSize: Equatable, Sendable {
 
     /// Pictures `width` x `height` upright, turned clockwise by `rotation`
     /// (0, 90, 180 or 270) from how they are scaled: for tests that fake a plan.
+    ///
+    /// - Parameters:
+    ///   - width: Pixels across, upright.
+    ///   - height: Pixels down, upright.
+    ///   - rotation: The clockwise turn from the scaled picture to the upright one.
     public init(width: Int, height: Int, rotation: Int) {
         self.width = width
         self.height = height

@@ -6,14 +6,27 @@ public struct PreviewFrame: Sendable, Equatable {
     /// Where the frame is shown on the video's own timeline, whose zero is
     /// its first presented frame.
     public var time: MediaTime
+    /// Pixels across, upright.
     public var width: Int
+    /// Pixels down, upright.
     public var height: Int
+    /// How each pixel's bytes are laid out.
     public var layout: PixelLayout
     /// Rows top to bottom, no padding: `width * layout.bytesPerPixel` bytes each.
     public var pixels: [UInt8]
 
+    /// Bytes of one row of `pixels`.
     public var bytesPerRow: Int { width * layout.bytesPerPixel }
 
+    /// A picture from its parts, for a caller's own frames (`writeImage`
+    /// checks that `pixels` fills `height` rows of `bytesPerRow`).
+    ///
+    /// - Parameters:
+    ///   - time: Where the frame is shown on the video's timeline.
+    ///   - width: Pixels across.
+    ///   - height: Pixels down.
+    ///   - layout: RGB or RGBA.
+    ///   - pixels: Rows top to bottom, no padding.
     public init(time: MediaTime, width: Int, height: Int, layout: PixelLayout, pixels: [UInt8]) {
         self.time = time
         self.width = width
@@ -23,12 +36,14 @@ public struct PreviewFrame: Sendable, Equatable {
     }
 }
 
+/// How a frame's pixels are stored: 8 bits a component, components in order.
 public enum PixelLayout: String, Sendable, Equatable {
     /// 8-bit red, green, blue.
     case rgb
     /// 8-bit red, green, blue, alpha (opaque).
     case rgba
 
+    /// 3 for RGB, 4 for RGBA.
     public var bytesPerPixel: Int { self == .rgb ? 3 : 4 }
 }
 
@@ -47,16 +62,30 @@ public enum FrameSelection: Sendable, Equatable {
     case evenlySpaced(count: Int)
 }
 
+/// Which frames a preview call decodes, and how it hands them out.
 public struct FrameOptions: Sendable, Equatable {
+    /// Which frames: 12 evenly spaced unless told otherwise.
     public var selection: FrameSelection
     /// The longest side of the upright picture in pixels; nil keeps the display size.
     public var size: Int?
+    /// RGB or RGBA.
     public var layout: PixelLayout
     /// Yield frames at the pace they would be shown (for a player), rather than as fast as they decode.
     public var paced: Bool
-    /// Which video stream; nil is the first.
+    /// Which video stream, by its index in the file (`StreamInfo.index`,
+    /// which counts streams of every kind); nil is the first video stream.
+    /// `MergeOptions.videoStream` counts video streams only.
     public var videoStream: Int?
 
+    /// Frame options; every one has a default.
+    ///
+    /// - Parameters:
+    ///   - selection: Which frames.
+    ///   - size: The longest side of the upright picture, 1 to 8192 pixels;
+    ///     nil keeps the display size.
+    ///   - layout: RGB or RGBA.
+    ///   - paced: Yield frames at the pace they would be shown.
+    ///   - videoStream: The file's stream index of the video stream; nil for the first.
     public init(
         selection: FrameSelection = .evenlySpaced(count: 12), size: Int? = 320, layout: PixelLayout = .rgb,
         paced: Bool = false, videoStream: Int? = nil
@@ -69,21 +98,37 @@ public struct FrameOptions: Sendable, Equatable {
     }
 }
 
+/// The image files preview calls write, through libavcodec's encoders.
 public enum ImageFormat: String, Sendable, Equatable, CaseIterable {
+    /// `png` for PNG (lossless, RGB or RGBA), `jpeg` for JPEG (quality as
+    /// `ffmpeg -q:v 3` gives it).
     case png, jpeg
 
+    /// "png" or "jpg", for file names.
     public var fileExtension: String { self == .png ? "png" : "jpg" }
 }
 
 /// A file MediaMux wrote, for reports.
 public struct WrittenImage: Sendable, Equatable {
+    /// Where it was written.
     public var path: String
     /// The frame's time (for a contact sheet: nil).
     public var time: MediaTime?
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
+    /// The file's size in bytes.
     public var bytes: Int
 
+    /// An image as a preview call reports it; for tests.
+    ///
+    /// - Parameters:
+    ///   - path: Where it was written.
+    ///   - time: The frame's time; nil for a contact sheet.
+    ///   - width: Pixels across.
+    ///   - height: Pixels down.
+    ///   - bytes: The file's size.
     public init(path: String, time: MediaTime?, width: Int, height: Int, bytes: Int) {
         self.path = path
         self.time = time
@@ -93,6 +138,7 @@ public struct WrittenImage: Sendable, Equatable {
     }
 }
 
+/// How a contact sheet looks: how many frames, in how many columns, how large.
 public struct ContactSheetOptions: Sendable, Equatable {
     /// Frames on the sheet, evenly spaced from the first.
     public var frames: Int
@@ -101,6 +147,12 @@ public struct ContactSheetOptions: Sendable, Equatable {
     /// The longest side of each picture on the sheet.
     public var tileSize: Int
 
+    /// Sheet options.
+    ///
+    /// - Parameters:
+    ///   - frames: Frames on the sheet, 1 to 1000.
+    ///   - columns: Columns, 1 to 100; nil picks about as many as rows.
+    ///   - tileSize: The longest side of each picture, 1 to 8192 pixels.
     public init(frames: Int = 12, columns: Int? = nil, tileSize: Int = 320) {
         self.frames = frames
         self.columns = columns
@@ -108,6 +160,7 @@ public struct ContactSheetOptions: Sendable, Equatable {
     }
 }
 
+/// What a preview clip shows and how it is encoded.
 public struct PreviewClipOptions: Sendable, Equatable {
     /// Where the clip begins on the video's timeline.
     public var start: MediaTime
@@ -119,8 +172,19 @@ public struct PreviewClipOptions: Sendable, Equatable {
     public var preset: String
     /// libx264's constant rate factor.
     public var crf: Int
+    /// The AAC bit rate of the clip's sound, in bits per second.
     public var audioBitRate: Int
 
+    /// Clip options; every one has a default.
+    ///
+    /// - Parameters:
+    ///   - start: Where the clip begins, 0 or later and before the video's end.
+    ///   - duration: How long it lasts; more than zero.
+    ///   - height: The picture's height, 2 to 4320 pixels.
+    ///   - preset: libx264's preset ("ultrafast", "fast", "slow"...); one it does
+    ///     not know makes the clip fail with `.ffmpeg`.
+    ///   - crf: libx264's constant rate factor, 0 to 51 (lower is better).
+    ///   - audioBitRate: The sound's AAC bit rate in bits per second.
     public init(
         start: MediaTime = 0, duration: MediaTime = 5, height: Int = 360, preset: String = "fast", crf: Int = 23,
         audioBitRate: Int = 128_000
@@ -137,15 +201,34 @@ public struct PreviewClipOptions: Sendable, Equatable {
 /// What `previewClip` wrote: the span of the input it shows, its picture
 /// size, its frames and whether it has sound.
 public struct PreviewClipReport: Sendable, Equatable {
+    /// The clip written.
     public var output: String
+    /// Where the clip begins on the input's timeline.
     public var start: MediaTime
+    /// How long the clip lasts.
     public var duration: MediaTime
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
+    /// Video frames encoded.
     public var videoFrames: Int
+    /// Whether the clip has sound (the input's audio plays during the span).
     public var hasAudio: Bool
+    /// The clip's size in bytes.
     public var bytes: Int
 
+    /// A report as `previewClip` makes it; for tests.
+    ///
+    /// - Parameters:
+    ///   - output: The clip written.
+    ///   - start: Where it begins on the input's timeline.
+    ///   - duration: How long it lasts.
+    ///   - width: Pixels across.
+    ///   - height: Pixels down.
+    ///   - videoFrames: Frames encoded.
+    ///   - hasAudio: Whether it has sound.
+    ///   - bytes: Its size in bytes.
     public init(
         output: String, start: MediaTime, duration: MediaTime, width: Int, height: Int, videoFrames: Int, hasAudio: Bool,
         bytes: Int
@@ -175,6 +258,12 @@ public struct PreviewProgress: Sendable, Equatable {
     /// known, else the part of the range's (or clip's) time covered.
     public var fraction: Double
 
+    /// A progress report; for tests.
+    ///
+    /// - Parameters:
+    ///   - done: Frames done so far.
+    ///   - total: Frames in all, when known.
+    ///   - fraction: How much is done, from 0 to 1.
     public init(done: Int, total: Int?, fraction: Double) {
         self.done = done
         self.total = total

@@ -8,6 +8,12 @@ public struct ThumbnailOptions: Sendable, Equatable {
     /// At least this long between two thumbnails; nil spaces about 12 over the output.
     public var every: MediaTime?
 
+    /// Thumbnail options.
+    ///
+    /// - Parameters:
+    ///   - size: The longest side of the upright picture, 1 to 8192 pixels.
+    ///   - every: The least time between two thumbnails, more than zero; nil
+    ///     for a twelfth of the output.
     public init(size: Int = 320, every: MediaTime? = nil) {
         self.size = size
         self.every = every
@@ -17,13 +23,22 @@ public struct ThumbnailOptions: Sendable, Equatable {
 /// Which keyframes of a merge become thumbnails and how they look: upright
 /// as the output is shown (its written rotation), at most one per `spacing`.
 public struct ThumbnailPlan: Sendable, Equatable {
+    /// The least time between two thumbnails, in whole milliseconds.
     public var spacing: MediaTime
     /// At most this many (9999, so that four-digit names sort).
     public var most: Int
+    /// The size of each thumbnail, upright, and how it is scaled and turned.
     public var picture: PictureSize
 
     /// Pure: thumbnails spaced `every` apart, or a twelfth of the
     /// merge's output; nil for a video that declares no picture size.
+    ///
+    /// - Parameters:
+    ///   - options: The thumbnails asked for.
+    ///   - plan: The merge they come from: its end and its written rotation.
+    ///   - video: The video stream copied, for its coded size and pixel aspect.
+    /// - Throws: `MediaMuxError.invalidOption` when `options` are out of range
+    ///   (see `ThumbnailOptions.validate()`).
     public init?(_ options: ThumbnailOptions, merge plan: MergePlan, video: StreamInfo) throws(MediaMuxError) {
         try options.validate()
         guard let width = video.width, let height = video.height, width > 0, height > 0 else { return nil }
@@ -54,6 +69,9 @@ extension ThumbnailPlan {
 
 extension ThumbnailOptions {
     /// Throws the option error a merge with these thumbnails would.
+    ///
+    /// - Throws: `MediaMuxError.invalidOption` for a size outside 1-8192
+    ///   pixels, or a spacing of zero or less.
     public func validate() throws(MediaMuxError) {
         guard (1...PreviewPlanner.largestSide).contains(size) else {
             throw .invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(size)")

@@ -133,7 +133,9 @@ public struct TrackBoxCarry: Sendable, Equatable {
 
 /// Which of FFmpeg's metadata tags (read as text) go into the output.
 public enum TagSelection: Sendable, Equatable {
+    /// Every tag but these.
     case all(except: Set<String>)
+    /// These tags alone.
     case only(Set<String>)
 
     func contains(_ key: String) -> Bool {

@@ -40,6 +40,8 @@ public struct MergeOptions: Sendable, Equatable {
     public var videoStream: Int?
     /// Which audio stream of the audio file: 0 is the first audio stream.
     public var audioStream: Int?
+    /// Which way up the output is shown: the rule that decides the display
+    /// rotation written (the pixels are never touched).
     public var orientation: Orientation
     /// A clockwise display rotation (0, 90, 180, 270) that overrides `orientation`.
     public var rotation: Int?
@@ -58,6 +60,23 @@ public struct MergeOptions: Sendable, Equatable {
     /// What becomes of the video's own audio.
     public var originalAudio: OriginalAudio
 
+    /// Options for a merge; every one has a default, so give only what differs.
+    ///
+    /// - Parameters:
+    ///   - videoStream: Which video stream of the video file, counting video
+    ///     streams from 0 (cover art not counted); nil for the first.
+    ///   - audioStream: Which audio stream of the audio file, counting audio
+    ///     streams from 0; nil for the first.
+    ///   - orientation: Which way up the output is shown; landscape unless told otherwise.
+    ///   - rotation: A clockwise rotation (0, 90, 180 or 270) that overrides
+    ///     `orientation`; any other value makes the merge fail with `.invalidOption`.
+    ///   - overwrite: Replace an existing output instead of failing with `.outputExists`.
+    ///   - faststart: Put the movie header first, for playback that starts
+    ///     before the whole file arrives.
+    ///   - keepsMetadata: Keep the video's metadata (location included); false drops it.
+    ///   - end: Where the output ends; where the shorter input ends unless told otherwise.
+    ///   - audio: How the soundtrack is copied or encoded, placed and levelled.
+    ///   - originalAudio: What becomes of the video's own audio; left out unless told otherwise.
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
         rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,

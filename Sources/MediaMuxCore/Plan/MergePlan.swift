@@ -2,7 +2,10 @@ import MediaMuxBase
 /// Everything a merge will do, decided before a byte is written. The remuxer
 /// follows it without making decisions of its own.
 public struct MergePlan: Sendable, Equatable {
+    /// The output's container, from its file name: `.mp4` and `.m4v` are
+    /// MP4, `.mov` is QuickTime.
     public enum Container: String, Sendable {
+        /// `mp4` for ISO MP4 (.mp4, .m4v), `mov` for QuickTime (.mov).
         case mp4, mov
         /// FFmpeg's muxer name.
         var muxer: String { rawValue }
@@ -20,8 +23,11 @@ public struct MergePlan: Sendable, Equatable {
 
     /// What decided the end.
     public enum EndReason: String, Sendable {
+        /// The video is the shorter input: the soundtrack is cut where it ends.
         case videoEndsFirst = "video ends first"
+        /// The soundtrack is the shorter input, and the output ends with it.
         case audioEndsFirst = "audio ends first"
+        /// Both inputs end at the same moment.
         case sameLength = "both end together"
         /// The whole video kept (`EndPolicy.video`); the soundtrack ends before it.
         case audioStopsEarly = "the whole video; the audio stops early"
@@ -39,9 +45,14 @@ public struct MergePlan: Sendable, Equatable {
         public var plays: Int
     }
 
+    /// One output track: which input stream it comes from, where it sits on
+    /// the output's timeline, and how its packets are made.
     public struct Track: Sendable, Equatable {
+        /// The input file.
         public var path: String
+        /// The stream's index in the input file (as `StreamInfo.index` counts).
         public var streamIndex: Int
+        /// The codec written, FFmpeg's name: the source's, or "aac" when encoded.
         public var codec: String
         /// The sample-entry fourcc to write, when the muxer's own choice would be wrong (HEVC: `hvc1`).
         public var codecTag: String?
@@ -52,6 +63,7 @@ public struct MergePlan: Sendable, Equatable {
         public var origin: MediaTime
         /// Where the input track starts and ends, on the output timeline.
         public var sourceStart: MediaTime
+        /// Where the input track's own presentation ends, on the output timeline.
         public var sourceEnd: MediaTime
         /// Where the track's presentation ends on the output timeline: the
         /// output's end, or before it for a soundtrack that stops early. A
@@ -98,15 +110,20 @@ public struct MergePlan: Sendable, Equatable {
 
     /// An input stream the output leaves out, and why.
     public struct LeftOut: Sendable, Equatable {
+        /// The input file that has the stream.
         public var path: String
+        /// The stream's index in that file.
         public var streamIndex: Int
         /// "audio aac", "data mebx", "video mjpeg (cover art)"...
         public var what: String
+        /// Why it is not copied: "cover art is not copied", "the soundtrack
+        /// replaces the video's own audio"...
         public var reason: String
         /// Could be copied instead of the stream chosen (the merge options' stream index).
         public var choosable: Bool
     }
 
+    /// Where a track's packet times come from.
     public enum Timestamps: Sendable, Equatable {
         /// As the demuxer hands them out, with the source's edit list applied by it.
         case demuxer
@@ -117,10 +134,15 @@ public struct MergePlan: Sendable, Equatable {
         case media(decodeShift: Int64)
     }
 
+    /// The file to write.
     public var outputPath: String
+    /// The output's container, from its name.
     public var container: Container
+    /// Replace an existing output.
     public var overwrite: Bool
+    /// The video track, copied.
     public var video: Track
+    /// The soundtrack: copied, or encoded as its `encoding` says.
     public var audio: Track
     /// The video's own audio, kept as a second audio track, disabled.
     public var originalAudio: Track?
@@ -136,8 +158,11 @@ public struct MergePlan: Sendable, Equatable {
     }
     /// The output's presentation end, as the end policy decides.
     public var end: MediaTime
+    /// What decided `end`.
     public var endReason: EndReason
+    /// The display rotation written, and why.
     public var rotation: RotationDecision
+    /// Where the movie header goes.
     public var movieHeader: MovieHeaderPlacement
     /// Timescale of the movie header and edit lists.
     public var movieTimescale: Int64

@@ -3,10 +3,18 @@ import MediaMuxBase
 public struct RotationDecision: Sendable, Equatable {
     /// Clockwise degrees: 0, 90, 180 or 270.
     public var degrees: Int
+    /// Why these degrees, in words: "coded landscape 1920x1080 shown
+    /// portrait by a 90° rotation; wrote 0°".
     public var reason: String
     /// Given by the caller (`MergeOptions.rotation`), not decided by the rule.
     public var chosenByCaller: Bool
 
+    /// A decision as the planner states it; for tests and callers that build plans.
+    ///
+    /// - Parameters:
+    ///   - degrees: Clockwise degrees: 0, 90, 180 or 270.
+    ///   - reason: Why, in words.
+    ///   - chosenByCaller: True when the caller gave the rotation.
     public init(degrees: Int, reason: String, chosenByCaller: Bool = false) {
         self.degrees = degrees
         self.reason = reason

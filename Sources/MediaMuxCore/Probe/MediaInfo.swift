@@ -2,9 +2,11 @@ import MediaMuxBase
 /// What MediaMux knows about a media file after probing it. Plain values:
 /// Sendable, comparable, and free of FFmpeg types.
 public struct MediaInfo: Sendable, Equatable {
+    /// The file probed, as the caller named it.
     public var path: String
     /// FFmpeg's demuxer name, for example `mov,mp4,m4a,3gp,3g2,mj2` or `matroska,webm`.
     public var format: String
+    /// FFmpeg's long name for the format: "QuickTime / MOV".
     public var formatDescription: String
     /// The container's own duration, when it declares one.
     public var containerDuration: MediaTime?
@@ -13,11 +15,21 @@ public struct MediaInfo: Sendable, Equatable {
     /// The file's metadata tags as FFmpeg reads them (title, creation_time,
     /// com.apple.quicktime.make...).
     public var tags: [String: String] = [:]
+    /// Every stream of the file, in the file's order; `StreamInfo.index` is the position.
     public var streams: [StreamInfo]
     /// MP4/MOV: the movie-level metadata boxes as the file has them.
     package var movieMetadata: MovieMetadataBoxes?
 
     /// A file's facts as a test or a caller's own prober states them.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - format: FFmpeg's demuxer name.
+    ///   - formatDescription: FFmpeg's long name; nil repeats `format`.
+    ///   - containerDuration: The container's own duration, when it declares one.
+    ///   - metadataBytes: Bytes of the file's metadata tags.
+    ///   - tags: The file's metadata tags.
+    ///   - streams: Every stream, in the file's order.
     public init(
         path: String, format: String, formatDescription: String? = nil, containerDuration: MediaTime? = nil,
         metadataBytes: Int = 0, tags: [String: String] = [:], streams: [StreamInfo]
@@ -43,6 +55,7 @@ public struct MediaInfo: Sendable, Equatable {
 
     /// Video streams that are pictures in motion: cover art is left out.
     public var videoStreams: [StreamInfo] { streams.filter { $0.kind == .video && !$0.isAttachedPicture } }
+    /// The audio streams, in the file's order.
     public var audioStreams: [StreamInfo] { streams.filter { $0.kind == .audio } }
 
     /// The first video stream: the one a merge or a preview takes unless told otherwise.
@@ -68,19 +81,35 @@ public struct MediaInfo: Sendable, Equatable {
 
 /// A picture's width and height in pixels.
 public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
 
+    /// A picture size.
+    ///
+    /// - Parameters:
+    ///   - width: Pixels across.
+    ///   - height: Pixels down.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
+    /// "1920x1080".
     public var description: String { "\(width)x\(height)" }
 }
 
+/// What MediaMux knows about one stream of a file: its codec, where its
+/// presentation starts and ends, and its picture or sound.
 public struct StreamInfo: Sendable, Equatable {
-    public enum Kind: String, Sendable { case video, audio, subtitle, data, attachment, other }
+    /// What a stream carries, as FFmpeg classes it.
+    public enum Kind: String, Sendable {
+        /// `video` (cover art included, see `isAttachedPicture`), `audio`,
+        /// `subtitle`, `data` (timecode, timed metadata), `attachment`
+        /// (fonts), or `other`.
+        case video, audio, subtitle, data, attachment, other
+    }
 
     /// How `start` and `end` were established.
     public enum Timing: String, Sendable {
@@ -94,10 +123,15 @@ public struct StreamInfo: Sendable, Equatable {
         case unknown
     }
 
+    /// The stream's position in the file, from 0, counting every kind.
     public var index: Int
+    /// What the stream carries.
     public var kind: Kind
+    /// FFmpeg's codec name: "h264", "hevc", "aac", "pcm_s16le"...
     public var codec: String
+    /// The container's four-character code for it, when there is one ("avc1", "mp4a").
     public var codecTag: String?
+    /// The codec profile, when FFmpeg names one ("High", "LC", "Main 10").
     public var profile: String?
     /// One tick of the stream's timestamps.
     public var timeBase: MediaTime
@@ -110,27 +144,39 @@ public struct StreamInfo: Sendable, Equatable {
     public var start: MediaTime?
     /// When the stream's presentation ends, relative to `origin`.
     public var end: MediaTime?
+    /// How `start` and `end` were established.
     public var timing: Timing
+    /// How many packets (samples) the stream has, where the container says or
+    /// the packets were counted.
     public var packetCount: Int?
+    /// True for a still picture attached to the file (cover art), which
+    /// merges and previews do not take for the video.
     public var isAttachedPicture: Bool
+    /// The stream's language tag, as the file has it ("eng", "und").
     public var language: String?
+    /// The bit rate in bits per second, where known.
     public var bitRate: Int?
     /// Bytes of codec configuration (avcC, hvcC, esds, ...) and tags carried into a copy.
     public var headerBytes: Int
 
     // Video
+    /// The coded picture width in pixels (video only), before pixel aspect and rotation.
     public var width: Int?
+    /// The coded picture height in pixels (video only).
     public var height: Int?
     /// The clockwise rotation players apply when showing the picture: 0, 90, 180 or 270.
     public var rotation: Int
     /// True when the display matrix is something other than a pure rotation (a mirror, say).
     public var hasUnusualMatrix: Bool
+    /// The average frame rate in frames a second, where known (video only).
     public var frameRate: Double?
     /// The shape of one coded pixel, width over height (1:1 when square or unknown).
     public var pixelAspect: PixelAspect = PixelAspect()
 
     // Audio
+    /// Samples a second (audio only).
     public var sampleRate: Int?
+    /// The channel count (audio only).
     public var channels: Int?
     /// Encoder priming in samples, where the file declares it.
     public var priming: Int?
@@ -143,7 +189,35 @@ public struct StreamInfo: Sendable, Equatable {
     /// MP4/MOV: the track's boxes besides its header, edits and media.
     package var trackBoxes: [BoxNode] = []
 
-    /// A stream's facts as a test or a caller's own prober states them.
+    /// A stream's facts as a test or a caller's own prober states them. Each
+    /// parameter sets the property of the same name; what a test does not
+    /// state is unknown, zero, or false.
+    ///
+    /// - Parameters:
+    ///   - index: The stream's position in the file.
+    ///   - kind: What the stream carries.
+    ///   - codec: FFmpeg's codec name.
+    ///   - codecTag: The container's four-character code.
+    ///   - profile: The codec profile's name.
+    ///   - timeBase: One tick of the stream's timestamps.
+    ///   - origin: The file time that is this stream's zero.
+    ///   - start: When the first sample is presented, from `origin`.
+    ///   - end: When the presentation ends, from `origin`.
+    ///   - timing: How `start` and `end` were established.
+    ///   - packetCount: How many packets the stream has.
+    ///   - isAttachedPicture: True for cover art.
+    ///   - language: The language tag.
+    ///   - bitRate: Bits per second.
+    ///   - headerBytes: Bytes of codec configuration and tags.
+    ///   - width: Coded width (video).
+    ///   - height: Coded height (video).
+    ///   - rotation: Clockwise display rotation (video): 0, 90, 180 or 270.
+    ///   - hasUnusualMatrix: True when the display matrix mirrors or skews (video).
+    ///   - frameRate: Average frames a second (video).
+    ///   - pixelAspect: The shape of one coded pixel (video).
+    ///   - sampleRate: Samples a second (audio).
+    ///   - channels: Channel count (audio).
+    ///   - priming: Encoder priming in samples (audio).
     public init(
         index: Int, kind: Kind, codec: String, codecTag: String? = nil, profile: String? = nil,
         timeBase: MediaTime, origin: MediaTime = .zero(), start: MediaTime? = nil, end: MediaTime? = nil,
@@ -198,15 +272,23 @@ public struct StreamInfo: Sendable, Equatable {
 
 /// The width of a pixel over its height; MP4's `pasp`, H.264's VUI aspect ratio.
 public struct PixelAspect: Sendable, Equatable {
+    /// The pixel's width, in units of `height`.
     public var width: Int
+    /// The pixel's height.
     public var height: Int
 
     /// A non-positive part means unknown, which counts as square.
+    ///
+    /// - Parameters:
+    ///   - width: The pixel's width, as the stream declares it.
+    ///   - height: The pixel's height, as the stream declares it.
     public init(width: Int = 1, height: Int = 1) {
         (self.width, self.height) = width > 0 && height > 0 ? (width, height) : (1, 1)
     }
 
+    /// True when pixels are as wide as they are tall.
     public var isSquare: Bool { width == height }
+    /// Width over height: above 1 for pixels shown wider than coded.
     public var ratio: Double { Double(width) / Double(height) }
 }
 

@@ -8,6 +8,11 @@ public struct MergeProgress: Sendable, Equatable {
     /// The output's duration.
     public var total: MediaTime
 
+    /// Progress from the media time written; `fraction` follows.
+    ///
+    /// - Parameters:
+    ///   - written: The output's media time written so far (a negative time counts as zero).
+    ///   - total: The output's duration; a fraction of 1 when it is zero.
     public init(written: MediaTime, total: MediaTime) {
         self.written = max(written, .zero())
         self.total = total
@@ -17,16 +22,23 @@ public struct MergeProgress: Sendable, Equatable {
 
 /// What a merge wrote.
 public struct MergeReport: Sendable, Equatable {
+    /// One track of the output, as written.
     public struct Track: Sendable, Equatable {
+        /// The input file the track comes from.
         public var source: String
+        /// The stream's index in that file.
         public var streamIndex: Int
+        /// The codec written, FFmpeg's name ("h264", "aac").
         public var codec: String
         /// The sample entry written (avc1, hvc1, mp4a, ...).
         public var codecTag: String?
         /// Where the track starts on the output timeline (an audio track may start late).
         public var start: MediaTime
+        /// How long the track plays in the output.
         public var duration: MediaTime
+        /// Packets (samples) written.
         public var packets: Int
+        /// Bytes of media written for the track.
         public var bytes: Int
         /// nil when the packets were copied; otherwise how they were encoded and why.
         public var encoding: AudioEncoding?
@@ -40,6 +52,18 @@ public struct MergeReport: Sendable, Equatable {
         /// The soundtrack's loudness as measured and the gain that brought it to the target.
         public var loudness: LoudnessAdjustment?
 
+        /// A track as a merge reports it; for tests and callers' own reports.
+        ///
+        /// - Parameters:
+        ///   - source: The input file.
+        ///   - streamIndex: The stream's index in that file.
+        ///   - codec: The codec written.
+        ///   - codecTag: The sample entry written.
+        ///   - start: Where the track starts on the output timeline.
+        ///   - duration: How long it plays.
+        ///   - packets: Packets written.
+        ///   - bytes: Bytes of media written.
+        ///   - encoding: How it was encoded; nil when copied.
         public init(
             source: String, streamIndex: Int, codec: String, codecTag: String?, start: MediaTime, duration: MediaTime,
             packets: Int, bytes: Int, encoding: AudioEncoding? = nil
@@ -56,18 +80,25 @@ public struct MergeReport: Sendable, Equatable {
         }
     }
 
+    /// The file written.
     public var output: String
     /// The output's duration, as the end policy decided.
     public var duration: MediaTime
+    /// What decided where the output ends.
     public var endReason: MergePlan.EndReason
+    /// The display rotation written, and why.
     public var rotation: RotationDecision
+    /// The video track, copied.
     public var video: Track
+    /// The soundtrack: copied, or encoded as its `encoding` says.
     public var audio: Track
     /// The video's own audio, kept as a second audio track that players leave off until chosen.
     public var originalAudio: Track?
+    /// The output file's size in bytes.
     public var fileBytes: Int
     /// How long the merge took.
     public var elapsed: Duration
+    /// Where the movie header went, and whether that took a second pass.
     public var movieHeader: MergePlan.MovieHeaderPlacement
     /// What went wrong on the side without failing the merge (thumbnails).
     public var warnings: [String] = []
@@ -77,6 +108,21 @@ public struct MergeReport: Sendable, Equatable {
     /// Input streams not copied, each with its reason.
     public var leftOut: [MergePlan.LeftOut] = []
 
+    /// A report as a merge makes it; for tests and callers' own reports.
+    ///
+    /// - Parameters:
+    ///   - output: The file written.
+    ///   - duration: The output's duration.
+    ///   - endReason: What decided the end.
+    ///   - rotation: The rotation written, and why.
+    ///   - video: The video track.
+    ///   - audio: The soundtrack.
+    ///   - fileBytes: The output's size in bytes.
+    ///   - elapsed: How long the merge took.
+    ///   - movieHeader: Where the movie header went.
+    ///   - warnings: What went wrong on the side.
+    ///   - keptMetadata: The metadata kept, by name.
+    ///   - leftOut: The input streams not copied.
     public init(
         output: String, duration: MediaTime, endReason: MergePlan.EndReason, rotation: RotationDecision,
         video: Track, audio: Track, fileBytes: Int, elapsed: Duration, movieHeader: MergePlan.MovieHeaderPlacement,
