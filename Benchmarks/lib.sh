@@ -156,6 +156,22 @@ medians() {
         M[$name]=$(med_mib "${RSS[$name]}")
     done
 }
+# rounds NAME...: RUNS rounds of the caller's `measure NAME` for each NAME,
+# in in_order's order, each recorded; then W[NAME] and M[NAME], the medians.
+# The caller declares WALL, RSS, W and M (declare -A) first.
+rounds() {
+    local run name
+    local -a order
+    for name in "$@"; do WALL[$name]=""; RSS[$name]=""; done
+    for ((run = 1; run <= RUNS; run++)); do
+        mapfile -t order < <(in_order "$run" "$@")
+        for name in "${order[@]}"; do
+            measure "$name"
+            record "$name" "$run"
+        done
+    done
+    medians "$@"
+}
 size_mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "inf" }'; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }

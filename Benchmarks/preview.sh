@@ -97,18 +97,8 @@ say "== preview warm-up (untimed): page cache and binaries"
 cat "$THUMB_IN" "$CLIP_IN" >/dev/null
 for name in "${NAMES[@]}"; do measure "$name"; done
 
-declare -A WALL RSS
-for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; done
-for ((run = 1; run <= RUNS; run++)); do
-    mapfile -t order < <(in_order "$run" "${NAMES[@]}")
-    for name in "${order[@]}"; do
-        measure "$name"
-        record "$name" "$run"
-    done
-done
-
-declare -A W M
-medians "${NAMES[@]}"
+declare -A WALL RSS W M
+rounds "${NAMES[@]}"
 has() { [[ " ${NAMES[*]} " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- sanity

@@ -56,18 +56,8 @@ say "== transcode warm-up (untimed): page cache and binaries"
 cat "$V_LONG" "$WAV" >/dev/null
 for name in "${NAMES[@]}"; do measure "$name"; done
 
-declare -A WALL RSS
-for name in "${NAMES[@]}"; do WALL[$name]=""; RSS[$name]=""; done
-for ((run = 1; run <= RUNS; run++)); do
-    mapfile -t order < <(in_order "$run" "${NAMES[@]}")
-    for name in "${order[@]}"; do
-        measure "$name"
-        record "$name" "$run"
-    done
-done
-
-declare -A W M
-medians "${NAMES[@]}"
+declare -A WALL RSS W M
+rounds "${NAMES[@]}"
 # The last run's outputs: what each holds, and how long its audio plays.
 probe() { ffprobe -v error -show_entries stream=codec_name,duration -of csv=p=0 "$1" | tr '\n' ' '; }
 

@@ -22,8 +22,8 @@ public import AsyncHTTPClient
 ///   output and no temporary file; a cancelled download keeps its bytes in the
 ///   cache for the next call to resume from.
 public struct MuxEngine: Sendable {
-    /// MediaMux's version (Semantic Versioning; "-dev" until a release).
-    public static let version = "0.1.0-dev"
+    /// MediaMux's version (Semantic Versioning), as CHANGELOG.md's latest release names it.
+    public static let version = "0.1.0"
 
     /// Probing, planning and merging (`MediaMuxCore`).
     public var merging: MergeEngine

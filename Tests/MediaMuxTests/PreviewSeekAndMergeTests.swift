@@ -13,7 +13,7 @@ struct PreviewSeekAndMergeTests {
     static func reader(_ selection: FrameSelection) throws -> FrameReader {
         let info = try Prober(cancellation: CancellationFlag()).probe(path: frameIndex)
         let plan = try PreviewPlanner.framePlan(info, options: FrameOptions(selection: selection, size: nil))
-        return try FrameReader(plan: plan, cancellation: CancellationFlag())
+        return try FrameReader(plan: plan, threads: 0, cancellation: CancellationFlag())
     }
 
     /// Keyframes sit at 0, 1, 2 and 3 s (30 fps). Reaching 3.5 s must start at

@@ -13,11 +13,13 @@ struct ProbeTests {
         #expect(result.stdout.contains("merge") && result.stdout.contains("probe"), "\(result)")
     }
 
-    @Test("--version names muxctl's and FFmpeg's versions")
+    @Test("--version names muxctl's version, the CHANGELOG's latest release, and FFmpeg's")
     func version() async throws {
+        let changelog = try String(contentsOf: MuxCtl.packageRoot.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let release = try #require(changelog.firstMatch(of: /\n## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}\n/)?.output.1)
         let result = try await MuxCtl.run(["--version"])
         #expect(result.exited && result.status == 0, "\(result)")
-        #expect(result.stdout.hasPrefix("muxctl 0.1.0-dev (FFmpeg "), "\(result)")
+        #expect(result.stdout.hasPrefix("muxctl \(release) (FFmpeg "), "\(result)")
     }
 
     @Test("FFmpeg's own messages appear with --verbose only")

@@ -141,48 +141,52 @@ extension MuxEngine {
         let source = job.previewSource
         let sourceStamp = FileStamp.of(source) ?? FileStamp(name: source, bytes: -1)
         if let sheet = job.sheet {
-            let key = steps.key(job.settings.sheet, inputs: [sourceStamp])
-            do {
-                switch steps.decide(.sheet, key: key, record: record, output: sheet.path) {
-                case .skip:
-                    report.sheet = record.steps[.sheet]?.image
-                    report.steps.append(.init(step: .sheet, outcome: .skipped))
-                case .run(let reason):
-                    let image = try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true)
-                    let facts = BatchImageFacts(image)
-                    report.sheet = facts
-                    try steps.made(.sheet, key: key, output: sheet.path, in: &record) { $0.image = facts }
-                    report.steps.append(.init(step: .sheet, outcome: .done, reason: reason))
-                }
-            } catch {
-                record.steps[.sheet] = nil
-                try? record.store(for: job)
-                report.fail(.sheet, error)
+            await preview(
+                .sheet, settings: job.settings.sheet, source: sourceStamp, output: sheet.path, recorded: \.image, reported: \.sheet,
+                steps: steps, record: &record, report: &report
+            ) {
+                BatchImageFacts(try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true))
             }
         }
         if let clip = job.clip {
-            let key = steps.key(job.settings.clip, inputs: [sourceStamp])
-            do {
-                switch steps.decide(.clip, key: key, record: record, output: clip.path) {
-                case .skip:
-                    report.clip = record.steps[.clip]?.clip
-                    report.steps.append(.init(step: .clip, outcome: .skipped))
-                case .run(let reason):
-                    let made = try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true)
-                    let facts = BatchClipFacts(made)
-                    report.clip = facts
-                    try steps.made(.clip, key: key, output: clip.path, in: &record) { $0.clip = facts }
-                    report.steps.append(.init(step: .clip, outcome: .done, reason: reason))
-                }
-            } catch {
-                record.steps[.clip] = nil
-                try? record.store(for: job)
-                report.fail(.clip, error)
+            await preview(
+                .clip, settings: job.settings.clip, source: sourceStamp, output: clip.path, recorded: \.clip, reported: \.clip,
+                steps: steps, record: &record, report: &report
+            ) {
+                BatchClipFacts(try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true))
             }
         }
         if report.status != .failed, report.steps.contains(where: { $0.outcome == .done }) { report.status = .done }
         report.elapsed = clock.now - start
         return report
+    }
+
+    /// A preview step (the sheet or the clip) of a job: skipped when the
+    /// record says it is complete, else made, recorded at once and reported;
+    /// a failure is reported and leaves the step out of the record.
+    private func preview<Facts: Sendable>(
+        _ step: BatchJobReport.Step, settings: String, source: FileStamp, output: String,
+        recorded: WritableKeyPath<BatchRecord.Step, Facts?>, reported: WritableKeyPath<BatchJobReport, Facts?>,
+        steps: JobSteps, record: inout BatchRecord, report: inout BatchJobReport,
+        make: () async throws -> Facts
+    ) async {
+        let key = steps.key(settings, inputs: [source])
+        do {
+            switch steps.decide(step, key: key, record: record, output: output) {
+            case .skip:
+                report[keyPath: reported] = record.steps[step]?[keyPath: recorded]
+                report.steps.append(.init(step: step, outcome: .skipped))
+            case .run(let reason):
+                let facts = try await make()
+                report[keyPath: reported] = facts
+                try steps.made(step, key: key, output: output, in: &record) { $0[keyPath: recorded] = facts }
+                report.steps.append(.init(step: step, outcome: .done, reason: reason))
+            }
+        } catch {
+            record.steps[step] = nil
+            try? record.store(for: steps.job)
+            report.fail(step, error)
+        }
     }
 }
 
