@@ -166,6 +166,46 @@ struct BatchRunTests {
         try await server.stop()
     }
 
+    /// Jobs waiting on a shared download that stalls: cancelling the batch
+    /// ends the download too, instead of waiting the stall out.
+    @Test func cancellingDoesNotWaitForASharedDownload() async throws {
+        let server = try await TestHTTPServer.start()
+        do {
+            let folder = try TemporaryFolder()
+            let song = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("aac_7s.m4a"))))
+            server.serve("/song.m4a", body: song)
+            server.inject("/song.m4a", [.stallAfter(bytes: 4096, seconds: 60)])
+            let url = server.url("/song.m4a")
+            let jobs = (0..<3).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(url)\", \"output\": \"out/\($0).mp4\"}" }
+            try Self.write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
+            let manifest = try BatchManifest.load(folder.path("jobs.json"))
+            var options = BatchOptions(jobs: 3)
+            options.download.cacheDirectory = folder.path("cache")
+            options.download.idleTimeout = .seconds(120)
+            let clock = ContinuousClock()
+            let task = Task { try await MuxEngine().runBatch(manifest, options: options) }
+            while server.requests("/song.m4a").first.map({ $0.bodyBytesSent < 4096 }) ?? true {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let cancelled = clock.now
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let error) = result else {
+                Issue.record("the batch was not cancelled")
+                return
+            }
+            #expect((error as? MediaMuxError) == .cancelled(path: folder.path("jobs.json")))
+            // Ended by the cancellation, not by the 60-second stall (a hang check, not a timing).
+            #expect(clock.now - cancelled < .seconds(30))
+            #expect(server.requests("/song.m4a").count == 1)
+            #expect(!FileManager.default.fileExists(atPath: folder.path("out/0.mp4")))
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
     @Test func cancellingStopsTheBatchAndLeavesNoTemporaryFile() async throws {
         let folder = try TemporaryFolder()
         let jobs = (0..<12).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(Fixtures.path("flac_3s.flac"))\", \"output\": \"out/\($0).mp4\", \"preview\": {\"clip\": true}}" }

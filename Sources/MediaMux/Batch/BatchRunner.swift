@@ -72,20 +72,24 @@ extension MuxEngine {
         defer { downloads.removeScratch() }
         let tally = BatchTally(total: jobs.count, start: start, progress: progress)
         var reports: [BatchJobReport] = []
-        await withTaskGroup(of: BatchJobReport.self) { group in
-            var next = 0
-            func startNext() {
-                let job = jobs[next]
-                next += 1
-                tally.started()
-                group.addTask { await self.run(job, redo: options.redo, downloads: downloads) }
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: BatchJobReport.self) { group in
+                var next = 0
+                func startNext() {
+                    let job = jobs[next]
+                    next += 1
+                    tally.started()
+                    group.addTask { await self.run(job, redo: options.redo, downloads: downloads) }
+                }
+                while next < min(options.jobs, jobs.count) { startNext() }
+                for await report in group {
+                    reports.append(report)
+                    tally.ended(report)
+                    if next < jobs.count && !Task.isCancelled { startNext() }
+                }
             }
-            while next < min(options.jobs, jobs.count) { startNext() }
-            for await report in group {
-                reports.append(report)
-                tally.ended(report)
-                if next < jobs.count && !Task.isCancelled { startNext() }
-            }
+        } onCancel: {
+            downloads.cancelAll()
         }
         if Task.isCancelled { throw MediaMuxError.cancelled(path: manifest.path) }
         return BatchReport(
@@ -103,7 +107,8 @@ extension MuxEngine {
             // The manifest names the outputs; their folders are made as needed.
             for folder in Set(job.writes.map { folderPart(of: $0) }) { try makeFolders(folder) }
         } catch {
-            report.fail(job.sheet != nil && job.writes.count == 1 ? .sheet : .merge, error)
+            // Charged to the job's first step.
+            if case .merge = job.work { report.fail(.merge, error) } else { report.fail(job.sheet != nil ? .sheet : .clip, error) }
             report.elapsed = clock.now - start
             return report
         }
@@ -290,11 +295,10 @@ private final class SharedDownloads: Sendable {
             return task
         }
         do {
-            // The download runs in its own Task, shared: one job's
-            // cancellation must not end it for the others.
-            let fetched = try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: {}
+            // The download runs in its own Task, shared by the jobs that
+            // need it: one job's cancellation does not end it for the others
+            // (the batch's own cancellation does, see cancelAll).
+            let fetched = try await task.value
             try Task.checkCancellation()
             return (fetched.path, FileStamp(name: audio, bytes: fetched.bytes, sha256: fetched.sha256), fetched)
         } catch {
@@ -302,10 +306,15 @@ private final class SharedDownloads: Sendable {
         }
     }
 
+    /// Stops every download: the batch is cancelled, and jobs waiting for
+    /// one must not wait for it to finish.
+    func cancelAll() {
+        started.withLock { Array($0.tasks.values) }.forEach { $0.cancel() }
+    }
+
     func removeScratch() {
-        let (scratch, tasks) = started.withLock { ($0.scratch, Array($0.tasks.values)) }
-        tasks.forEach { $0.cancel() }
-        for path in scratch { unlink(path) }
+        cancelAll()
+        for path in started.withLock({ $0.scratch }) { unlink(path) }
     }
 }
 
