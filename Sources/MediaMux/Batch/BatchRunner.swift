@@ -132,8 +132,9 @@ extension MuxEngine {
                 }
                 report.warnings += report.merge?.warnings ?? []
             } catch {
-                record.steps[.merge] = nil
-                try? record.store(for: job)
+                // The record stays as it was: a step it holds that no longer
+                // matches is redone next time anyway, and one that still does
+                // (a download that failed before anything was decided) stays valid.
                 report.fail(.merge, error)
                 for step in [BatchJobReport.Step.sheet, .clip] where step == .sheet ? job.sheet != nil : job.clip != nil {
                     report.steps.append(.init(step: step, outcome: .notRun))
@@ -168,7 +169,7 @@ extension MuxEngine {
 
     /// A preview step (the sheet or the clip) of a job: skipped when the
     /// record says it is complete, else made, recorded at once and reported;
-    /// a failure is reported and leaves the step out of the record.
+    /// a failure is reported and leaves the record as it was.
     private func preview<Facts: Sendable>(
         _ step: BatchJobReport.Step, settings: String, source: FileStamp, output: String,
         recorded: WritableKeyPath<BatchRecord.Step, Facts?>, reported: WritableKeyPath<BatchJobReport, Facts?>,
@@ -188,8 +189,6 @@ extension MuxEngine {
                 report.steps.append(.init(step: step, outcome: .done, reason: reason))
             }
         } catch {
-            record.steps[step] = nil
-            try? record.store(for: steps.job)
             report.fail(step, error)
         }
     }
