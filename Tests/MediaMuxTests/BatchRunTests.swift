@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MediaMux
 @testable import MediaMuxBase
@@ -211,14 +212,23 @@ struct BatchRunTests {
         let jobs = (0..<12).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(Fixtures.path("flac_3s.flac"))\", \"output\": \"out/\($0).mp4\", \"preview\": {\"clip\": true}}" }
         try Self.write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
         let manifest = try BatchManifest.load(folder.path("jobs.json"))
-        let started = AsyncStream<Void>.makeStream()
+        // Cancelled from the progress handler as the first job ends, on the
+        // batch's own thread: not later, whatever keeps this test's task waiting.
+        let handle = Mutex<(task: Task<BatchReport, any Error>?, ended: Bool)>((nil, false))
         let task = Task {
             try await MuxEngine().runBatch(manifest, options: BatchOptions(jobs: 2)) { progress in
-                if progress.ended != nil { started.continuation.yield() }
+                if progress.ended != nil {
+                    handle.withLock { state in
+                        state.ended = true
+                        state.task?.cancel()
+                    }
+                }
             }
         }
-        for await _ in started.stream { break }
-        task.cancel()
+        handle.withLock { state in
+            state.task = task
+            if state.ended { task.cancel() }
+        }
         let result = await task.result
         guard case .failure(let error) = result else {
             Issue.record("the batch was not cancelled")

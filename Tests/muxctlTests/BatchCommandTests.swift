@@ -127,11 +127,18 @@ struct BatchCommandTests {
         let manifest = try Self.manifest(scratch, count: 8, slow: true)
         let other = try MuxCtl.launch(["batch", manifest, "--shards", "2", "--jobs", "1", "--json"], environment: ["JOB_COMPLETION_INDEX": "0"])
         let victim = try MuxCtl.launch(["batch", manifest, "--shards", "2", "--jobs", "1", "--json"], environment: ["JOB_COMPLETION_INDEX": "1"])
-        // Preempted: killed outright once its first job is recorded, in the middle of its second.
-        let deadline = Date().addingTimeInterval(60)
-        while !fileExists(scratch.input("out/.job1.mp4.mediamux-job")) && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try await Task.sleep(for: .milliseconds(150))
-        victim.send(SIGKILL)
+        // Preempted: killed outright 150 ms after its first merge is recorded, while
+        // it makes that job's previews. Watched from a thread of its own: the
+        // suite's other tests may keep Swift's cooperative threads busy for
+        // seconds, and the kill must not wait for them.
+        let record = scratch.input("out/.job1.mp4.mediamux-job")
+        let pid = victim.pid
+        Thread.detachNewThread {
+            let deadline = Date().addingTimeInterval(120)
+            while !FileManager.default.fileExists(atPath: record) && Date() < deadline { usleep(5_000) }
+            usleep(150_000)
+            kill(pid, SIGKILL)
+        }
         let killed = await victim.finish()
         #expect(killed.killedBySignal, "\(killed)")
         let survivor = await other.finish()
