@@ -45,6 +45,12 @@ package func isRegularFile(_ path: String) -> Bool {
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }
 
+/// Whether `path` is a folder (following links).
+package func isFolder(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+}
+
 package func systemErrorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }

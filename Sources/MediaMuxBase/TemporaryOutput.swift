@@ -67,6 +67,19 @@ package final class TemporaryOutput {
 }
 
 extension TemporaryOutput {
+    /// Writes a whole file of `bytes` beside `target` and moves it into
+    /// place (see `commit`); returns its size. Nothing is left on failure.
+    package static func write(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int {
+        let temporary = TemporaryOutput(finalPath: target)
+        do {
+            try temporary.store(bytes)
+            return try temporary.commit(overwrite: overwrite)
+        } catch {
+            temporary.discard()
+            throw error
+        }
+    }
+
     /// Writes `bytes` as the whole temporary file.
     package func store(_ bytes: [UInt8]) throws {
         do {

@@ -157,7 +157,7 @@ public struct PreviewEngine: Sendable {
             let bytes = try ImageEncoder(format: .png).encode(sheet, path: output)
             // A cancellation while the PNG was encoded still leaves no sheet.
             if flag.isRaised { throw MediaMuxError.cancelled(path: path) }
-            let size = try commit(bytes, to: output, overwrite: overwrite)
+            let size = try TemporaryOutput.write(bytes, to: output, overwrite: overwrite)
             reporter.finish(done: done)
             return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
         }
@@ -210,20 +210,8 @@ package func frameFileName(number: Int, of count: Int?, time: MediaTime, format:
 }
 
 private func store(_ frame: PreviewFrame, encoder: ImageEncoder, to target: String, overwrite: Bool) throws -> WrittenImage {
-    let size = try commit(encoder.encode(frame, path: target), to: target, overwrite: overwrite)
+    let size = try TemporaryOutput.write(encoder.encode(frame, path: target), to: target, overwrite: overwrite)
     return WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size)
-}
-
-/// Writes a finished file beside `target` and moves it into place.
-func commit(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int {
-    let temporary = TemporaryOutput(finalPath: target)
-    do {
-        try temporary.store(bytes)
-        return try temporary.commit(overwrite: overwrite)
-    } catch {
-        temporary.discard()
-        throw error
-    }
 }
 
 /// A folder for images: made when missing (its parent must exist). True

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaMux
+import MediaMuxBase
 import MediaMuxCore
 import MediaMuxDownload
 import MediaMuxPreview

@@ -145,10 +145,6 @@ func unlinkFile(_ path: String) -> Bool { unlink(path) == 0 }
 
 func removeEmptyFolder(_ path: String) -> Bool { rmdir(path) == 0 }
 
-func isFolder(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-}
 
 /// The names in a folder (hidden ones included), sorted; empty when unreadable.
 func listFolder(_ path: String) -> [String] {

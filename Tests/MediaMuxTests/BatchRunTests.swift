@@ -30,6 +30,29 @@ struct BatchRunTests {
         return (big(bytes[0..<4]), big(bytes[4..<8]))
     }
 
+    /// A manifest of `count` merges of `video` with `audio` (a path or URL)
+    /// into out/0.mp4, out/1.mp4..., each entry ending with `extra` fields.
+    static func merges(
+        in folder: TemporaryFolder, count: Int, video: String = Fixtures.path("h264_bframes_aac.mp4"), audio: String, extra: String = ""
+    ) throws -> BatchManifest {
+        let jobs = (0..<count).map { "{\"video\": \"\(video)\", \"audio\": \"\(audio)\", \"output\": \"out/\($0).mp4\"\(extra)}" }
+        try write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
+        return try BatchManifest.load(folder.path("jobs.json"))
+    }
+
+    /// `body` with a test server serving aac_7s.m4a at /song.m4a, stopped afterwards.
+    static func withSongServer(_ body: (TestHTTPServer, String) async throws -> Void) async throws {
+        let server = try await TestHTTPServer.start()
+        do {
+            server.serve("/song.m4a", body: try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("aac_7s.m4a")))))
+            try await body(server, server.url("/song.m4a"))
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
     func manifest(in folder: TemporaryFolder, fadeOut: Double = 1) throws -> BatchManifest {
         try Self.write("""
             {"jobs": [
@@ -127,15 +150,9 @@ struct BatchRunTests {
     }
 
     @Test func aURLSharedByJobsIsDownloadedOnce() async throws {
-        let server = try await TestHTTPServer.start()
-        do {
+        try await Self.withSongServer { server, url in
             let folder = try TemporaryFolder()
-            let song = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("aac_7s.m4a"))))
-            server.serve("/song.m4a", body: song)
-            let url = server.url("/song.m4a")
-            let jobs = (0..<4).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(url)\", \"output\": \"out/\($0).mp4\"}" }
-            try Self.write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
-            let manifest = try BatchManifest.load(folder.path("jobs.json"))
+            let manifest = try Self.merges(in: folder, count: 4, audio: url)
             var options = BatchOptions(jobs: 4)
             options.download.cacheDirectory = folder.path("cache")
             let first = try await MuxEngine().runBatch(manifest, options: options)
@@ -160,26 +177,16 @@ struct BatchRunTests {
             #expect(third.jobs.map(\.status) == [.done, .done, .done, .done])
             #expect(third.jobs[0].steps[0].reason == url + " changed")
             #expect(server.requests("/song.m4a").count == 3)
-        } catch {
-            try? await server.stop()
-            throw error
         }
-        try await server.stop()
     }
 
     /// Jobs waiting on a shared download that stalls: cancelling the batch
     /// ends the download too, instead of waiting the stall out.
     @Test func cancellingDoesNotWaitForASharedDownload() async throws {
-        let server = try await TestHTTPServer.start()
-        do {
+        try await Self.withSongServer { server, url in
             let folder = try TemporaryFolder()
-            let song = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("aac_7s.m4a"))))
-            server.serve("/song.m4a", body: song)
             server.inject("/song.m4a", [.stallAfter(bytes: 4096, seconds: 60)])
-            let url = server.url("/song.m4a")
-            let jobs = (0..<3).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(url)\", \"output\": \"out/\($0).mp4\"}" }
-            try Self.write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
-            let manifest = try BatchManifest.load(folder.path("jobs.json"))
+            let manifest = try Self.merges(in: folder, count: 3, audio: url)
             var options = BatchOptions(jobs: 3)
             options.download.cacheDirectory = folder.path("cache")
             options.download.idleTimeout = .seconds(120)
@@ -200,18 +207,12 @@ struct BatchRunTests {
             #expect(clock.now - cancelled < .seconds(30))
             #expect(server.requests("/song.m4a").count == 1)
             #expect(!FileManager.default.fileExists(atPath: folder.path("out/0.mp4")))
-        } catch {
-            try? await server.stop()
-            throw error
         }
-        try await server.stop()
     }
 
     @Test func cancellingStopsTheBatchAndLeavesNoTemporaryFile() async throws {
         let folder = try TemporaryFolder()
-        let jobs = (0..<12).map { "{\"video\": \"\(Fixtures.path("h264_bframes_aac.mp4"))\", \"audio\": \"\(Fixtures.path("flac_3s.flac"))\", \"output\": \"out/\($0).mp4\", \"preview\": {\"clip\": true}}" }
-        try Self.write("{\"jobs\": [\(jobs.joined(separator: ","))]}", to: folder.path("jobs.json"))
-        let manifest = try BatchManifest.load(folder.path("jobs.json"))
+        let manifest = try Self.merges(in: folder, count: 12, audio: Fixtures.path("flac_3s.flac"), extra: ", \"preview\": {\"clip\": true}")
         // Cancelled from the progress handler as the first job ends, on the
         // batch's own thread: not later, whatever keeps this test's task waiting.
         let handle = Mutex<(task: Task<BatchReport, any Error>?, ended: Bool)>((nil, false))

@@ -90,12 +90,9 @@ struct BatchRecord: Codable, Equatable, Sendable {
         guard let data = try? encoder.encode(self) else {
             throw MediaMuxError.unexpected(path: path, detail: "the batch record could not be encoded")
         }
-        let temporary = TemporaryOutput(finalPath: path)
         do {
-            try temporary.store([UInt8](data))
-            _ = try temporary.commit(overwrite: true)
+            _ = try TemporaryOutput.write([UInt8](data), to: path, overwrite: true)
         } catch {
-            temporary.discard()
             throw MediaMuxError(error, subject: path)
         }
     }

@@ -45,12 +45,9 @@ public enum BatchReportPage {
             cards.append(card(job, sheet: sheet, clip: clip))
         }
         let page = folder + "/index.html"
-        let temporary = TemporaryOutput(finalPath: page)
         do {
-            try temporary.store(Array(html(report, cards: cards).utf8))
-            _ = try temporary.commit(overwrite: true)
+            _ = try TemporaryOutput.write(Array(html(report, cards: cards).utf8), to: page, overwrite: true)
         } catch {
-            temporary.discard()
             throw MediaMuxError(error, subject: page)
         }
         return page
@@ -180,9 +177,4 @@ func makeFolders(_ path: String) throws(MediaMuxError) {
     } catch {
         throw MediaMuxError(error, subject: path)
     }
-}
-
-private func isFolder(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
 }
