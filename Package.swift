@@ -114,6 +114,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Every entry point over one input, with the contract checked (errors name a file, no
+        // leftovers): what the fuzzer and the test suite's corpus run.
+        .target(name: "MediaMuxFuzzing", dependencies: ["MediaMux", "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview"]),
+        // Replays files through the exercise; built with -sanitize=fuzzer (Fuzz/run.sh), libFuzzer's target.
+        .executableTarget(name: "mediamux-fuzz", dependencies: ["MediaMuxFuzzing", "MediaMuxBase"]),
         .testTarget(
             name: "MediaMuxTests",
             dependencies: [
@@ -122,6 +127,7 @@ let package = Package(
                 "MediaMuxCore",
                 "MediaMuxPreview",
                 "MediaMuxDownload",
+                "MediaMuxFuzzing",
                 // The tests decode what they read themselves (TrackDecoder).
                 "CFFmpeg",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -23,10 +23,20 @@ package struct BoxNode: Sendable, Equatable {
     /// Boxes whose payload is only boxes, wherever they appear in a movie header.
     package static let plainContainers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "udta", "dinf", "tref", "ilst", "wave"]
 
+    /// How deep containers are opened. Real movie headers nest about ten
+    /// deep (moov/trak/mdia/minf/stbl/stsd/mp4a/wave/...); a hostile one
+    /// could nest a million `udta` boxes in 8 MB, each a level of recursion.
+    /// Below this depth boxes are kept whole, as leaves.
+    package static let deepestContainer = 24
+
     /// Parses the boxes in `bytes`. `container` returns, for a box type and
     /// payload, how many head bytes come before its children, or nil for a leaf.
     /// A container whose contents do not parse as boxes is kept as a leaf.
     package static func parse(_ bytes: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) throws -> [BoxNode] {
+        try parse(bytes, depth: 0, container: container)
+    }
+
+    private static func parse(_ bytes: ArraySlice<UInt8>, depth: Int, container: (String, ArraySlice<UInt8>) -> Int?) throws -> [BoxNode] {
         var nodes: [BoxNode] = []
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
@@ -43,14 +53,16 @@ package struct BoxNode: Sendable, Equatable {
             guard size >= header, size <= bytes.endIndex - offset else { throw BoxFailure.malformed("a box overruns its parent") }
             let type = typeName(bytes[(offset + 4)..<(offset + 8)])
             let payload = bytes[(offset + header)..<(offset + size)]
-            nodes.append(node(type: type, payload: payload, container: container))
+            nodes.append(node(type: type, payload: payload, depth: depth, container: container))
             offset += size
         }
         return nodes
     }
 
-    private static func node(type: String, payload: ArraySlice<UInt8>, container: (String, ArraySlice<UInt8>) -> Int?) -> BoxNode {
-        guard let headSize = container(type, payload), headSize <= payload.count else { return BoxNode(type: type, head: Array(payload)) }
+    private static func node(type: String, payload: ArraySlice<UInt8>, depth: Int = 0, container: (String, ArraySlice<UInt8>) -> Int?) -> BoxNode {
+        guard depth < deepestContainer, let headSize = container(type, payload), headSize <= payload.count else {
+            return BoxNode(type: type, head: Array(payload))
+        }
         let body = payload.dropFirst(headSize)
         // Children up to the last whole box; fewer than 8 bytes left over are a tail.
         var end = body.startIndex
@@ -59,7 +71,7 @@ package struct BoxNode: Sendable, Equatable {
             guard size >= 8, size <= body.endIndex - end else { break }
             end += size
         }
-        guard body.endIndex - end < 8, let children = try? parse(body[..<end], container: container) else {
+        guard body.endIndex - end < 8, let children = try? parse(body[..<end], depth: depth + 1, container: container) else {
             return BoxNode(type: type, head: Array(payload))
         }
         return BoxNode(type: type, head: Array(payload.prefix(headSize)), children: children, tail: Array(body[end...]))

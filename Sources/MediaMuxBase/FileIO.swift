@@ -63,6 +63,16 @@ package func readBytes(_ descriptor: Int32, count: Int, at offset: Int64) -> [UI
     }
 }
 
+/// A whole file of at most `limit` bytes; nil when it cannot be read or is larger.
+package func readWholeFile(_ path: String, limit: Int = 1 << 30) -> [UInt8]? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_size <= limit else { return nil }
+    return readBytes(descriptor, count: Int(info.st_size), at: 0)
+}
+
 /// Writes all of `bytes` at `offset`, going on after short writes and
 /// signals. False with errno set when the system refuses (a full disk).
 package func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {

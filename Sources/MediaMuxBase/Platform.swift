@@ -51,6 +51,19 @@ package func isFolder(_ path: String) -> Bool {
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
 }
 
+/// The names in a folder, hidden ones included and "." and ".." not, in
+/// the order the file system gives them; empty when it cannot be read.
+package func folderNames(_ path: String) -> [String] {
+    guard let folder = opendir(path) else { return [] }
+    defer { closedir(folder) }
+    var names: [String] = []
+    while let entry = readdir(folder) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}
+
 package func systemErrorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }

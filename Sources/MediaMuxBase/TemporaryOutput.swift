@@ -103,15 +103,10 @@ extension TemporaryOutput {
             byFolder[folderPart(of: path), default: []].insert("." + namePart(of: path) + ".mediamux-")
         }
         for (folder, prefixes) in byFolder {
-            guard let directory = opendir(folder) else { continue }
-            var names: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            for name in folderNames(folder) {
                 guard name.contains(".partial"), let dash = name.ranges(of: ".mediamux-").last else { continue }
-                if prefixes.contains(String(name[..<dash.upperBound])) { names.append(name) }
+                if prefixes.contains(String(name[..<dash.upperBound])) { unlink(folder + "/" + name) }
             }
-            closedir(directory)
-            for name in names { unlink(folder + "/" + name) }
         }
     }
 }

@@ -107,11 +107,8 @@ package struct DownloadCache {
 
     /// Every complete entry, most recently used first.
     package func entries() -> [(key: String, record: CacheRecord)] {
-        guard let folder = opendir(directory) else { return [] }
-        defer { closedir(folder) }
         var found: [(String, CacheRecord)] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in folderNames(directory) {
             guard name.hasSuffix(".json"), !name.hasSuffix(".partial.json") else { continue }
             let key = String(name.dropLast(5))
             if let record = record(key) { found.append((key, record)) }
@@ -134,12 +131,7 @@ package struct DownloadCache {
 
     /// Removes every entry and partial transfer nobody is using; returns how many files went.
     package func clear() -> Int {
-        guard let folder = opendir(directory) else { return 0 }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
-        }
-        closedir(folder)
+        let names = folderNames(directory)
         var removed = 0
         // Every file of a key starts with the key: 32 hex digits.
         let keys = Set(names.filter { $0.hasSuffix(".lock") }.map { String($0.prefix(32)) })
@@ -238,12 +230,7 @@ private func makeFolders(_ path: String) throws(MediaMuxError) {
 }
 
 package func readJSONFile<T: Decodable>(_ path: String) -> T? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, info.st_size <= 1 << 20,
-          let bytes = readBytes(descriptor, count: Int(info.st_size), at: 0) else { return nil }
+    guard let bytes = readWholeFile(path, limit: 1 << 20) else { return nil }
     return try? JSONDecoder().decode(T.self, from: Data(bytes))
 }
 

@@ -117,7 +117,8 @@ enum PixelFont {
 
 /// `m:ss.mmm`, or `h:mm:ss.mmm` from an hour on: how a sheet labels a frame.
 func sheetLabel(_ seconds: Double) -> String {
-    let millis = Int((max(0, seconds) * 1000).rounded())
+    // At most 30,000 years: a damaged file's timestamps may say more.
+    let millis = Int((min(max(0, seconds), 1e12) * 1000).rounded())
     let (totalSeconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
     let (totalMinutes, second) = totalSeconds.quotientAndRemainder(dividingBy: 60)
     let (hour, minute) = totalMinutes.quotientAndRemainder(dividingBy: 60)

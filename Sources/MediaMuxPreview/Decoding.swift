@@ -81,7 +81,7 @@ final class VideoFrameSource {
             code = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first, first, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY)
         }
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: demuxer.path) }
-        try ffmpegCheck(code, "seeking", path: demuxer.path)
+        try inputCheck(code, "the video's index gives no place to start decoding from", path: demuxer.path)
         decoder.flush()
         draining = false
         finished = false

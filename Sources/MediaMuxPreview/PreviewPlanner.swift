@@ -179,8 +179,9 @@ struct PreviewPlanner {
                 throw MediaMuxError.invalidOption("a frame rate must be above 0 and at most 1000 a second, not \(perSecond)")
             }
             let (start, end) = try checkRange(from, to)
-            let steps = Int(((end - start) * perSecond).rounded(.up))
-            guard steps <= mostFrames else { throw tooMany(steps) }
+            let exactSteps = ((end - start) * perSecond).rounded(.up)
+            guard exactSteps <= Double(mostFrames) else { throw tooMany(Int(min(exactSteps, 1e15))) }
+            let steps = Int(exactSteps)
             return .at((0..<steps).map { start + Double($0) / perSecond }.filter { $0 < end })
         case .times(let times):
             guard !times.isEmpty else { throw MediaMuxError.invalidOption("no times given") }

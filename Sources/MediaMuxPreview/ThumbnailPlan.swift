@@ -48,7 +48,7 @@ public struct ThumbnailPlan: Sendable, Equatable {
         spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
         picture = PictureSize(
             codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: plan.rotation.degrees, longest: options.size)
-        most = min(9999, Int(end.seconds / every) + 1)
+        most = Int(min(9999, end.seconds / every + 1))
     }
 }
 

@@ -31,6 +31,10 @@ func runReportingErrors<T: Sendable>(_ body: @escaping @Sendable () async throws
     // Signals are caught before the work starts, so that none can kill the
     // process while a temporary output exists.
     let pending = PendingCancellation()
+    // Past a file-size limit (`ulimit -f`) a write then fails with EFBIG,
+    // reported as a full disk is, instead of SIGXFSZ killing the process
+    // with its temporary file in place.
+    signal(SIGXFSZ, SIG_IGN)
     let watcher = SignalWatcher { pending.cancel() }
     defer { watcher.stop() }
     let task = Task { try await body() }
@@ -148,12 +152,5 @@ func removeEmptyFolder(_ path: String) -> Bool { rmdir(path) == 0 }
 
 /// The names in a folder (hidden ones included), sorted; empty when unreadable.
 func listFolder(_ path: String) -> [String] {
-    guard let folder = opendir(path) else { return [] }
-    defer { closedir(folder) }
-    var names: [String] = []
-    while let entry = readdir(folder) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names.sorted()
+    folderNames(path).sorted()
 }

@@ -53,6 +53,34 @@ struct AudioCodingTests {
         }
     }
 
+    /// MPEG-2.5 MP3 (8, 11.025, 12 kHz): FFmpeg's mp4 muxer refuses it at the
+    /// header, the mov one takes it; from 16 kHz up both take MP3. Found by
+    /// the fuzzer's first seeds (TestMedia/fuzz/seeds/mp3.mp3, 8 kHz).
+    @Test func mp3BelowSixteenKilohertzIsEncodedForMP4() throws {
+        for rate in [8000, 11025, 12000] {
+            let encoding = try decide("mp3", .mp4, rate: rate)
+            #expect(encoding?.reason == "MP4 cannot carry MP3 at \(rate) Hz")
+            #expect(encoding?.sampleRate == rate)
+            #expect(try decide("mp3", .mov, rate: rate) == nil)
+        }
+        #expect(try decide("mp3", .mp4, rate: 16000) == nil)
+        #expect(try decide("mp3", .mp4, rate: 22050) == nil)
+    }
+
+    /// MP4's dOps is made from the Ogg Opus header; an Opus stream without
+    /// one (a damaged Matroska CodecPrivate, found by the fuzzer) is encoded,
+    /// not written as a file whose header cannot be finished.
+    @Test func opusWithoutItsHeaderIsEncodedForMP4() throws {
+        var stream = Self.audio("opus")
+        for bytes in [0, 7, 18] {
+            stream.configurationBytes = bytes
+            let encoding = try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4")
+            #expect(encoding?.reason == "MP4 needs the Opus header (OpusHead), which the stream lacks")
+        }
+        stream.configurationBytes = 19
+        #expect(try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4") == nil)
+    }
+
     @Test func askingForChangesEncodes() throws {
         #expect(try decide("aac", .mp4, AudioOptions(codec: .aac))?.reason == "AAC asked for")
         #expect(try decide("aac", .mp4, AudioOptions(bitRate: 128_000))?.reason == "128 kb/s asked for")

@@ -9,13 +9,27 @@ import Darwin
 
 /// A static file server for one test: Python's http.server, bound to
 /// 127.0.0.1 on a port the kernel picks, serving one folder. It answers 200
-/// with Content-Length and Last-Modified, 304 to If-Modified-Since, and 404.
+/// with Content-Length and Last-Modified, 304 to If-Modified-Since, and 404;
+/// slowly on request (`slow`).
 final class LoopbackFileServer: @unchecked Sendable {
     private static let script = """
-        import functools, http.server, sys
+        import functools, http.server, os, sys, time
         class Quiet(http.server.SimpleHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+            def copyfile(self, source, outputfile):
+                slow = os.path.exists(sys.argv[3])
+                try:
+                    while True:
+                        chunk = source.read(1024 if slow else 65536)
+                        if not chunk:
+                            break
+                        outputfile.write(chunk)
+                        if slow:
+                            outputfile.flush()
+                            time.sleep(0.05)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
             def log_request(self, code="-", size="-"):
                 with open(sys.argv[2], "a") as log:
                     log.write("%s %s %s\\n" % (self.command, self.path, int(code)))
@@ -29,6 +43,16 @@ final class LoopbackFileServer: @unchecked Sendable {
     let port: Int
     /// One line per answered request: "METHOD PATH STATUS".
     let requestLog: String
+    private let slowMarker: String
+
+    /// Bodies sent 1 KiB every 50 ms (20 KiB/s) while on, so a test has time
+    /// to interrupt a transfer.
+    var slow: Bool {
+        get { FileManager.default.fileExists(atPath: slowMarker) }
+        set {
+            if newValue { FileManager.default.createFile(atPath: slowMarker, contents: nil) } else { unlink(slowMarker) }
+        }
+    }
 
     /// Starts the server, or records an issue (python3 missing, say) and returns nil.
     static func start(serving folder: String, sourceLocation: SourceLocation = #_sourceLocation) -> LoopbackFileServer? {
@@ -43,7 +67,8 @@ final class LoopbackFileServer: @unchecked Sendable {
     private init(folder: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         requestLog = folder + "/../requests.log"
-        process.arguments = ["python3", "-c", Self.script, folder, requestLog]
+        slowMarker = folder + "/../slow"
+        process.arguments = ["python3", "-c", Self.script, folder, requestLog, slowMarker]
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

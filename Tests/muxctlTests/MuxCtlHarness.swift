@@ -54,18 +54,35 @@ enum MuxCtl {
     /// Starts `muxctl` with `arguments`, in `directory` (default: the package root,
     /// so `TestMedia/...` relative paths work).
     /// `environment` adds to (or overrides) the test run's own.
-    static func launch(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:]) throws -> RunningMuxCtl {
+    /// `launcher` runs first and execs muxctl (same process, so signals reach
+    /// it): `MuxCtl.fileSizeLimit(kilobytes:)`, `MuxCtl.asUnprivileged`.
+    static func launch(
+        _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:], launcher: [String] = []
+    ) throws -> RunningMuxCtl {
         guard let binary else {
             throw HarnessError("muxctl binary not found (MUXCTL_BINARY, next to the test bundle, .build/debug); run `swift build`")
         }
-        return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory, environment: environment)
+        return try RunningMuxCtl(binary: binary, arguments: arguments, directory: directory, environment: environment, launcher: launcher)
+    }
+
+    /// A shell that limits the size of any file muxctl writes to `kilobytes`
+    /// (`ulimit -f`, which POSIX counts in 512-byte blocks), then execs it.
+    static func fileSizeLimit(kilobytes: Int) -> [String] {
+        ["/bin/sh", "-c", "ulimit -f \(kilobytes * 2) && exec \"$0\" \"$@\""]
+    }
+
+    /// Runs muxctl as `nobody` when the tests run as root, for whom folder
+    /// permissions would not hold (util-linux's setpriv, which execs it).
+    static var asUnprivileged: [String] {
+        geteuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
     }
 
     /// Runs `muxctl` to completion (killed after `timeout` seconds).
     static func run(
-        _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:], timeout: Double = 120
+        _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:],
+        launcher: [String] = [], timeout: Double = 120
     ) async throws -> RunResult {
-        try await launch(arguments, in: directory, environment: environment).finish(timeout: timeout)
+        try await launch(arguments, in: directory, environment: environment, launcher: launcher).finish(timeout: timeout)
     }
 }
 
@@ -113,10 +130,15 @@ final class RunningMuxCtl: @unchecked Sendable {
     private var outData = Data()
     private var errData = Data()
 
-    init(binary: URL, arguments: [String], directory: URL, environment extra: [String: String] = [:]) throws {
+    init(binary: URL, arguments: [String], directory: URL, environment extra: [String: String] = [:], launcher: [String] = []) throws {
         self.arguments = arguments
-        process.executableURL = binary
-        process.arguments = arguments
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = launcher.dropFirst() + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = directory
         // Downloads go to a cache of the test run's own, never the user's ~/.cache.
         var environment = ProcessInfo.processInfo.environment

@@ -19,7 +19,7 @@ extension MergePlanner {
         for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, repeating: Bool = false,
         mixingLevel: Double? = nil, output: String
     ) throws -> AudioEncoding? {
-        let refusal = copyRefusal(stream.codec, container)
+        let refusal = copyRefusal(stream, container)
         let repeatRefusal = repeating && !Self.repeatsByCopy(stream.codec)
             ? "looped, and \(Self.displayName(stream.codec)) cannot repeat by copy"
             : nil
@@ -110,9 +110,20 @@ extension MergePlanner {
     }
 
     /// Why the container cannot take the codec as it is, or nil when it can.
-    private func copyRefusal(_ codec: String, _ container: MergePlan.Container) -> String? {
+    private func copyRefusal(_ stream: StreamInfo, _ container: MergePlan.Container) -> String? {
         let name = container.rawValue.uppercased()
+        let codec = stream.codec
         if Self.unplayableInContainer.contains(codec) { return "players do not read \(Self.displayName(codec)) in \(name)" }
+        // MPEG-2.5's rates (8, 11.025 and 12 kHz) are not MP3 as MP4 defines
+        // it: FFmpeg's mp4 muxer refuses them at the header (not the mov one).
+        if codec == "mp3", container == .mp4, let rate = stream.sampleRate, rate < 16_000 {
+            return "MP4 cannot carry MP3 at \(rate) Hz"
+        }
+        // The muxer builds dOps from the Ogg Opus header (OpusHead, 19 bytes
+        // at least), which a damaged or bare stream lacks.
+        if codec == "opus", let bytes = stream.configurationBytes, bytes < 19 {
+            return "\(name) needs the Opus header (OpusHead), which the stream lacks"
+        }
         return canStore(codec, container) ? nil : "\(name) cannot carry \(Self.displayName(codec))"
     }
 

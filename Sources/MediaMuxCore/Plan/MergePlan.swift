@@ -102,9 +102,13 @@ public struct MergePlan: Sendable, Equatable {
 
         /// At most how many samples the output track gets: the source's, once
         /// for each play of a loop copied.
+        /// Nil when unknown, or past what any count could be (a damaged
+        /// table declaring billions, looped).
         var writtenSampleBound: Int? {
             guard let sampleCount else { return nil }
-            return encoding == nil ? sampleCount * (loop?.plays ?? 1) : sampleCount
+            guard encoding == nil else { return sampleCount }
+            let (bound, overflow) = sampleCount.multipliedReportingOverflow(by: loop?.plays ?? 1)
+            return overflow ? nil : bound
         }
     }
 

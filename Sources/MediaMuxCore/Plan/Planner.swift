@@ -153,6 +153,15 @@ package struct MergePlanner: Sendable {
         guard var start = stream.start, var end = stream.end, end > start else {
             throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
         }
+        // What every muxer needs and a damaged header may lack.
+        if kind == .audio, (stream.sampleRate ?? 0) <= 0 || (stream.channels ?? 0) <= 0 {
+            throw MediaMuxError.damaged(
+                path: info.path, detail: "its audio stream says \(stream.channels ?? 0) channels at \(stream.sampleRate ?? 0) Hz")
+        }
+        if kind == .video, (stream.width ?? 0) <= 0 || (stream.height ?? 0) <= 0 {
+            throw MediaMuxError.damaged(
+                path: info.path, detail: "its video stream says its pictures are \(stream.width ?? 0)x\(stream.height ?? 0)")
+        }
         var origin = stream.origin
         var sampleCount = stream.packetCount
         var timestamps = MergePlan.Timestamps.demuxer
@@ -235,13 +244,22 @@ package struct MergePlanner: Sendable {
         end: MediaTime, inputBytes: Int
     ) -> MergePlan.MovieHeaderPlacement {
         guard faststart else { return .atEnd }
-        let windows = Int((end.seconds / interleaveWindow.seconds).rounded(.up)) + 2
+        // Clamped: a damaged file may declare a duration of centuries.
+        let windows = Int(min((end.seconds / interleaveWindow.seconds).rounded(.up), 1e9)) + 2
         var bytes = 4096 + metadataBytes
         for (track, perSample) in [(video, 25)] + audio.map({ ($0, 12) }) {
             guard let samples = track.writtenSampleBound, samples > 0 else { return .movedToFront }
+            // Past 512 MiB (20 million video samples; a damaged table
+            // declares billions) nothing is reserved: the moov is moved to
+            // the front once its real size is known.
+            guard samples <= largestReservedMovieHeader / perSample else { return .movedToFront }
             let chunks = min(samples, windows + inputBytes / (1 << 20) + 1)
             bytes += 4096 + track.headerBytes + samples * perSample + chunks * 20
+            guard bytes <= largestReservedMovieHeader else { return .movedToFront }
         }
         return .reservedAtFront(bytes: bytes)
     }
+
+    /// The most room reserved for a moov.
+    static let largestReservedMovieHeader = 512 << 20
 }

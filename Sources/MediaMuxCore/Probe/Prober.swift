@@ -56,7 +56,7 @@ package struct Prober {
         let rotation = displayRotation(demuxer.stream(index))
         let frameRate = stream.avg_frame_rate.den > 0 && stream.avg_frame_rate.num > 0
             ? av_q2d(stream.avg_frame_rate) : nil
-        return StreamInfo(
+        var info = StreamInfo(
             index: index,
             kind: kind,
             codec: String(cString: avcodec_get_name(parameters.codec_id)),
@@ -81,6 +81,8 @@ package struct Prober {
             sampleRate: kind == .audio ? Int(parameters.sample_rate) : nil,
             channels: kind == .audio ? Int(parameters.ch_layout.nb_channels) : nil,
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
+        info.configurationBytes = Int(max(parameters.extradata_size, 0))
+        return info
     }
 
     /// MP4/MOV: a track starts after its leading empty edits and is presented

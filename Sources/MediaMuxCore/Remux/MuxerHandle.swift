@@ -83,24 +83,24 @@ package final class MuxerHandle {
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
-        try ffmpegCheck(avformat_write_header(context, &dictionary), "writing the file header", path: reportedPath)
+        try outputCheck(avformat_write_header(context, &dictionary), "writing the file header", path: reportedPath)
     }
 
     package func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
 
     package func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        try ffmpegCheck(av_write_frame(context, packet), "writing a packet", path: reportedPath)
+        try outputCheck(av_write_frame(context, packet), "writing a packet", path: reportedPath)
     }
 
     /// Writes a packet through the muxer's interleaving queue (encoded
     /// streams whose packets arrive roughly, not exactly, in time order).
     package func writeInterleaved(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        try ffmpegCheck(av_interleaved_write_frame(context, packet), "writing a packet", path: reportedPath)
+        try outputCheck(av_interleaved_write_frame(context, packet), "writing a packet", path: reportedPath)
     }
 
     package func finish() throws {
-        try ffmpegCheck(av_write_trailer(context), "writing the movie header", path: reportedPath)
-        try ffmpegCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
+        try outputCheck(av_write_trailer(context), "writing the movie header", path: reportedPath)
+        try outputCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
         isOpen = false
     }
 }

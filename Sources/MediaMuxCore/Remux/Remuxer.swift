@@ -201,10 +201,32 @@ final class Remuxer {
         written.bytes += Int(packet.pointee.size)
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
-        try muxer.write(packet)
+        let copied = plan.tracks[index].encoding == nil
+        // The mov muxer rewrites AV1 packets OBU by OBU and, in FFmpeg 5.1,
+        // stores a packet it cannot parse with its error code for a size:
+        // a file no reader opens. Such a packet is refused here instead.
+        if copied, muxer.stream(index).pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AV1,
+           !AV1Packet.isWellFormed(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))) {
+            throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "its AV1 units (OBUs) overrun it")
+        }
+        do {
+            try muxer.write(packet)
+        } catch MediaMuxError.ffmpeg(_, _, let code, let message) where code == CFFmpeg_AVERROR_INVALIDDATA() && copied {
+            // The muxer refused a copied packet as it is (an ADTS header, a
+            // truncated frame): the input is at fault, not the output.
+            throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
+        }
         if let progress, throttle.isDue() {
             progress(MergeProgress(written: MediaTime(ticks: dts, in: output), total: plan.end))
         }
+    }
+
+    /// A copied packet the container cannot store as it is: the input's damage.
+    private func refusedPacket(_ index: Int, at time: MediaTime, because reason: String) -> MediaMuxError {
+        let kind = index == 0 ? "video" : "audio"
+        return .damaged(
+            path: plan.tracks[index].path,
+            detail: "the \(kind) packet at \(time.secondsText()) s cannot be stored in \(plan.container.rawValue.uppercased()); \(reason)")
     }
 
     /// Writes the planned start and end into each track's edit list and the

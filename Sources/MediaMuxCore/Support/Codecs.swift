@@ -38,9 +38,20 @@ package final class DecoderHandle {
     /// Packets or frames the decoder rejected as damaged, and passed over.
     package private(set) var rejectedPackets = 0
 
+    /// "video" or "audio", for messages.
+    private let media: String
+
+    /// The largest picture decoded, in pixels: 8192x8192, which 8K video
+    /// (7680x4320) and 360° video (8192x4096) fit in. A file that declares
+    /// more (a hostile one declares 65535x65535, 4 GiB a frame) is refused
+    /// before a frame is allocated; FFmpeg's decoders hold to it too, for
+    /// pictures whose size changes mid-stream.
+    package static let largestPicture = 8192 * 8192
+
     package init(stream: UnsafeMutablePointer<AVStream>, path: String, threads: Int = 0) throws {
         self.path = path
         let parameters = stream.pointee.codecpar!
+        media = parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO ? "audio" : "video"
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
             throw MediaMuxError.notMedia(path: path, detail: "no decoder for \(name) in this FFmpeg")
@@ -50,11 +61,17 @@ package final class DecoderHandle {
         }
         context = fresh
         // From here on a throw runs deinit, which frees the context.
-        try ffmpegCheck(avcodec_parameters_to_context(context, parameters), "setting up the decoder", path: path)
+        try inputCheck(avcodec_parameters_to_context(context, parameters), "the \(media)'s codec configuration cannot be used", path: path)
         context.pointee.pkt_timebase = stream.pointee.time_base
+        let (width, height) = (Int(parameters.pointee.width), Int(parameters.pointee.height))
+        if width * height > Self.largestPicture {
+            throw MediaMuxError.notMedia(
+                path: path, detail: "its pictures are \(width)x\(height); MediaMux decodes at most 67 megapixels (8192x8192)")
+        }
+        context.pointee.max_pixels = Int64(Self.largestPicture)
         context.pointee.thread_count = Int32(threads)
         context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-        try ffmpegCheck(avcodec_open2(context, codec, nil), "opening the decoder", path: path)
+        try inputCheck(avcodec_open2(context, codec, nil), "the \(media)'s codec configuration cannot be decoded", path: path)
     }
 
     deinit {
@@ -75,7 +92,7 @@ package final class DecoderHandle {
             rejectedPackets += 1
             return true
         }
-        try ffmpegCheck(code, "decoding", path: path)
+        try inputCheck(code, "the \(media) cannot be decoded", path: path)
         return true
     }
 
@@ -89,7 +106,7 @@ package final class DecoderHandle {
                 rejectedPackets += 1
                 continue
             }
-            try ffmpegCheck(code, "decoding", path: path)
+            try inputCheck(code, "the \(media) cannot be decoded", path: path)
             return .frame
         }
     }

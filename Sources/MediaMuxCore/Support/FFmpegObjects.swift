@@ -36,8 +36,19 @@ package final class DemuxerHandle {
         var options: OpaquePointer?
         av_dict_set(&options, "protocol_whitelist", "file", 0)
         av_dict_set(&options, "format_whitelist", Self.allowedFormats, 0)
+        // A QuickTime data reference (dref) may name another file holding a
+        // track's samples; FFmpeg opens it only with enable_drefs, through
+        // the file protocol the whitelist allows. Never: the samples come
+        // from the file given, or the file is damaged.
+        av_dict_set(&options, "enable_drefs", "0", 0)
+        av_dict_set(&options, "use_absolute_path", "0", 0)
+        // Probing is bounded: at most 10 MB read and 10 s of the streams
+        // decoded to find what the container does not say (beyond the
+        // index the container itself needs, an MP4's moov), at most 100
+        // streams, and pictures no larger than decoding allows (below).
         av_dict_set(&options, "probesize", "10000000", 0)
         av_dict_set(&options, "analyzeduration", "10000000", 0)
+        av_dict_set(&options, "max_streams", "100", 0)
         if ignoringEditLists { av_dict_set(&options, "ignore_editlist", "1", 0) }
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
@@ -50,7 +61,7 @@ package final class DemuxerHandle {
             throw Self.openError(code, path: path, recognized: format != nil, said: FFmpegMessages.take(for: fresh))
         }
         context = opened
-        let infoCode = needsStreamInfo ? avformat_find_stream_info(context, nil) : 0
+        let infoCode = needsStreamInfo ? Self.findStreamInfo(context) : 0
         // Every property is set by now, so a throw still runs deinit, which closes the context.
         if infoCode < 0 {
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
@@ -62,6 +73,21 @@ package final class DemuxerHandle {
         _ = FFmpegMessages.take(for: UnsafeMutableRawPointer(context))
         var doomed: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&doomed)
+    }
+
+    /// avformat_find_stream_info with its decoders held to the picture size
+    /// MediaMux decodes at most: a file declaring 65535x65535 pictures must
+    /// not have a 12 GiB frame allocated while it is probed.
+    private static func findStreamInfo(_ context: UnsafeMutablePointer<AVFormatContext>) -> Int32 {
+        var perStream: [OpaquePointer?] = (0..<Int(context.pointee.nb_streams)).map { _ in
+            var options: OpaquePointer?
+            av_dict_set(&options, "max_pixels", String(DecoderHandle.largestPicture), 0)
+            return options
+        }
+        defer {
+            for index in perStream.indices { av_dict_free(&perStream[index]) }
+        }
+        return perStream.withUnsafeMutableBufferPointer { avformat_find_stream_info(context, $0.baseAddress) }
     }
 
     /// The demuxer for the two families MediaMux sees most, named from the
@@ -85,12 +111,41 @@ package final class DemuxerHandle {
 
     /// Invalid data in a file whose first bytes name its container is damage
     /// (an MP4 cut before its moov); otherwise nothing recognised the file.
+    /// A file FFmpeg knows as a format off the whitelist (a playlist, a
+    /// concat script, an SDP session, an image) is refused as what it is.
     private static func openError(_ code: Int32, path: String, recognized: Bool, said: String?) -> MediaMuxError {
         if code == CFFmpeg_AVERROR_INVALIDDATA() {
             if recognized { return .damaged(path: path, detail: said ?? ffmpegErrorText(code)) }
             return .notMedia(path: path, detail: "no known audio or video format")
         }
+        if let refused = refusedFormat(path) {
+            return .notMedia(path: path, detail: "it is \(refused), not an audio or video file MediaMux reads")
+        }
         return .unreadable(path: path, reason: said ?? ffmpegErrorText(code))
+    }
+
+    /// What FFmpeg's probes make of the file's first 4 KiB, when that is a
+    /// format off the whitelist: its description and name ("M3U8 playlist
+    /// (hls)"). Only probes run, over bytes read here: no demuxer opens.
+    private static func refusedFormat(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard var head = readBytes(descriptor, count: 4096, at: 0), !head.isEmpty else { return nil }
+        let size = Int32(head.count)
+        // The probes may read up to AVPROBE_PADDING_SIZE bytes past the end.
+        head += [UInt8](repeating: 0, count: Int(AVPROBE_PADDING_SIZE))
+        let found = head.withUnsafeMutableBufferPointer { buffer in
+            path.withCString { name in
+                var data = AVProbeData(filename: name, buf: buffer.baseAddress, buf_size: size, mime_type: nil)
+                return av_probe_input_format(&data, 1)
+            }
+        }
+        guard let found, let name = found.pointee.name.map({ String(cString: $0) }) else { return nil }
+        let allowed = Set(allowedFormats.split(separator: ","))
+        guard !name.split(separator: ",").contains(where: allowed.contains) else { return nil }
+        let description = found.pointee.long_name.map { String(cString: $0) } ?? name
+        return "\(description) (\(name))"
     }
 
     /// Codecs whose MP4/MOV sample description holds their whole configuration

@@ -24,6 +24,28 @@ package func ffmpegCheck(_ code: Int32, _ operation: @autoclosure () -> String, 
     throw MediaMuxError.ffmpeg(operation: operation(), path: path, code: code, message: ffmpegErrorText(code))
 }
 
+/// A failure of FFmpeg's while reading `path`, an input: the file is at
+/// fault, so it is damage, said in MediaMux's words (`problem`) with
+/// FFmpeg's after them.
+@discardableResult
+package func inputCheck(_ code: Int32, _ problem: @autoclosure () -> String, path: String) throws -> Int32 {
+    guard code < 0 else { return code }
+    throw MediaMuxError.damaged(path: path, detail: "\(problem()); FFmpeg: \(ffmpegErrorText(code))")
+}
+
+/// A failure of FFmpeg's while writing `path`, an output. What the system
+/// refused (a full disk, a file-size limit, a quota, a read-only or failing
+/// disk) is the output's problem and said as the system says it; the rest is
+/// FFmpeg's.
+@discardableResult
+package func outputCheck(_ code: Int32, _ operation: @autoclosure () -> String, path: String) throws -> Int32 {
+    guard code < 0 else { return code }
+    if [ENOSPC, EFBIG, EDQUOT, EIO, EROFS, EACCES, EPERM].contains(-code) {
+        throw MediaMuxError.outputNotWritable(path: path, reason: systemErrorText(-code))
+    }
+    throw MediaMuxError.ffmpeg(operation: operation(), path: path, code: code, message: ffmpegErrorText(code))
+}
+
 package let noTimestamp: Int64 = CFFmpeg_AV_NOPTS_VALUE()
 
 /// The FFmpeg error codes MediaMux raises itself, named once. FFmpeg's
