@@ -20,14 +20,13 @@ struct BrowserFirstFrameTests {
           // The picture at 0 once a seek to 0 has finished decoding it: on a
           // loaded machine the first loadeddata can come before the frame is ready.
           v.onloadeddata = () => { v.onloadeddata = null; v.currentTime = 0; };
-          v.onseeked = () => {
-            const shown = picture(v);
+          v.onseeked = () => settledPicture(v, (shown) => {
             let index = 0;
             for (let k = 0; k < 8 && 15 * k + 7 < shown.canvas.width; k++) {
               if (shown.context.getImageData(15 * k + 7, Math.floor(shown.canvas.height / 2), 1, 1).data[0] > 128) index |= 1 << k;
             }
             out.textContent += name + " " + v.currentTime + " " + index + " " + shown.hash + "\\n";
-          };
+          });
           v.onerror = () => { out.textContent += name + " error\\n"; };
           v.src = name;
         }

@@ -22,7 +22,7 @@ struct BrowserTimelineTests {
             v.onloadedmetadata = () => {
               if (at === null) { out.textContent += name + " duration " + v.duration + "\\n"; } else { v.currentTime = at; }
             };
-            v.onseeked = () => { out.textContent += name + " " + at + " " + picture(v).hash + "\\n"; };
+            v.onseeked = () => settledPicture(v, (p) => { out.textContent += name + " " + at + " " + p.hash + "\\n"; });
             v.onerror = () => { out.textContent += name + " error\\n"; };
             v.src = name;
           }

@@ -50,21 +50,17 @@ struct FaultTests {
         #expect(unlimited.status == 0 && (fileBytes(output)?.count ?? 0) > 16 * 1024, "\(unlimited)")
     }
 
-    @Test(limitCondition) func aPreviewClipThatFillsTheDiskLeavesNothing() async throws {
+    /// A preview clip and a contact sheet: `OUT` stands for the output.
+    @Test(limitCondition, arguments: [
+        ("clip.mp4", ["--clip", "OUT", "--seconds", "3"]),
+        ("sheet.png", ["--sheet", "OUT", "--size", "320"]),
+    ])
+    func aPreviewThatFillsTheDiskLeavesNothing(_ name: String, _ arguments: [String]) async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let output = scratch.output("clip.mp4")
+        let output = scratch.output(name)
         let result = try await MuxCtl.run(
-            ["preview", MuxCtl.fixture("h264_bframes_aac.mp4"), "--clip", output, "--seconds", "3"], launcher: Self.limited)
-        Self.expectRefusedCleanly(result, output: output, scratch: scratch)
-    }
-
-    @Test(limitCondition) func aContactSheetThatFillsTheDiskLeavesNothing() async throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let output = scratch.output("sheet.png")
-        let result = try await MuxCtl.run(
-            ["preview", MuxCtl.fixture("h264_bframes_aac.mp4"), "--sheet", output, "--size", "320"], launcher: Self.limited)
+            ["preview", MuxCtl.fixture("h264_bframes_aac.mp4")] + arguments.map { $0 == "OUT" ? output : $0 }, launcher: Self.limited)
         Self.expectRefusedCleanly(result, output: output, scratch: scratch)
     }
 

@@ -22,6 +22,17 @@ enum Chromium {
           for (let i = 0; i < d.length; i++) { h ^= d[i]; h = Math.imul(h, 0x01000193) >>> 0; }
           return { canvas: c, context: g, hash: h.toString(16) };
         }
+        // The picture once two looks 50 ms apart agree (at most 10 looks):
+        // on a loaded machine the seeked event can come before the frame
+        // sought is the one drawn.
+        function settledPicture(v, done) {
+          let last = null, looks = 0;
+          const look = () => {
+            const p = picture(v);
+            if (p.hash === last || ++looks >= 10) { done(p); } else { last = p.hash; setTimeout(look, 50); }
+          };
+          look();
+        }
         """
 
     /// Loads `page` (a file) and returns the text of its `<pre id=out>` once
