@@ -4,7 +4,15 @@
 # batch of two jobs with previews. Each must end with no definite leak and
 # no invalid read, write or free; valgrind's log is printed when one does.
 #
-#   bash .ci/valgrind.sh [MUXCTL]    (default: .build/release/muxctl, built by `make build`)
+#   bash .ci/valgrind.sh [MUXCTL]    (default: .build/debug/muxctl, built by `swift build`)
+#
+# CI gives it the debug build. The release build (-O) also runs clean of
+# leaks, but memcheck reports conditional jumps on uninitialised values
+# inside SwiftNIO's HTTP decoder and AsyncHTTPClient's response handling
+# there, and none in the same code unoptimised: optimised Swift loads whole
+# words of enum payloads only partly set. Those reports are in code
+# MediaMux does not own and cannot show a MediaMux defect; the debug build
+# keeps memcheck exact for MediaMux's own.
 #
 # "Possibly lost" and "still reachable" blocks are not counted: they are the
 # Swift runtime's metadata caches and FFmpeg's static tables, which live as
@@ -12,8 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps.sh valgrind python3
-muxctl=${1:-.build/release/muxctl}
-[ -x "$muxctl" ] || make build
+muxctl=${1:-.build/debug/muxctl}
+[ -x "$muxctl" ] || swift build --product muxctl
 
 work=$(mktemp -d)
 # Valgrind 3.19 (Debian 12) cannot read the DWARF 5 the Swift toolchain
@@ -64,7 +72,10 @@ check() {
   local log="$work/$name.valgrind"
   if LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=memcheck --suppressions=.ci/valgrind.supp --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
       --error-exitcode=99 --num-callers=30 --log-file="$log" "$muxctl" "$@" >"$work/$name.out" 2>&1; then
-    echo "valgrind $name: clean ($(grep -a 'definitely lost:' "$log" | sed 's/.*definitely/definitely/' || echo 'no leaks'); $((SECONDS - start)) s)"
+    local leaks errors
+    leaks=$(grep -a 'definitely lost:' "$log" | sed 's/.*definitely/definitely/' || true)
+    errors=$(grep -a 'ERROR SUMMARY:' "$log" | sed 's/.*ERROR SUMMARY: //' || true)
+    echo "valgrind $name: clean (${leaks:-no leaks}; ${errors}; $((SECONDS - start)) s)"
   else
     echo "valgrind $name: FAILED (exit $?)"
     cat "$work/$name.out" "$log"

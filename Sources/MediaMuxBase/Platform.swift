@@ -57,8 +57,11 @@ package func folderNames(_ path: String) -> [String] {
     guard let folder = opendir(path) else { return [] }
     defer { closedir(folder) }
     var names: [String] = []
+    // The name is read in place, up to its NUL: a record is only as long as
+    // its name, so copying the whole dirent would read past it.
+    let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 0
     while let entry = readdir(folder) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
         if name != "." && name != ".." { names.append(name) }
     }
     return names
