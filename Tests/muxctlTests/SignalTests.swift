@@ -86,6 +86,7 @@ struct SignalTests {
         let sent = await Self.send(signal, to: running) { !Scratch.partials(in: folder).isEmpty }
         let result = await running.finish(timeout: 60)
         #expect(Scratch.partials(in: folder).isEmpty, "temporary file left: \(scratch.outputFolder)")
+        print("[muxctlTests] \(signal.testDescription) during a preview clip: \(sent && result.status != 0 ? "stopped" : "finished first")")
         if sent && result.status != 0 {
             Self.expectInterrupted(result, by: signal)
             #expect(result.firstErrorLine.contains("interrupted"), "\(result)")
