@@ -211,9 +211,11 @@ final class Remuxer {
         }
         do {
             try muxer.write(packet)
-        } catch MediaMuxError.ffmpeg(_, _, let code, let message) where code == CFFmpeg_AVERROR_INVALIDDATA() && copied {
-            // The muxer refused a copied packet as it is (an ADTS header, a
-            // truncated frame): the input is at fault, not the output.
+        } catch MediaMuxError.ffmpeg(_, _, let code, let message)
+            where copied && [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable].contains(code) {
+            // The muxer, or the bitstream filter it applies, refused a copied
+            // packet as it is (an ADTS header, a truncated frame, VP9 frames
+            // mixing superframes and bare ones): the input is at fault.
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
         }
         if let progress, throttle.isDue() {
