@@ -28,6 +28,7 @@
 static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
 static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
 static inline int CFFmpeg_AVERROR_INVALIDDATA(void) { return AVERROR_INVALIDDATA; }
+static inline int CFFmpeg_AVERROR_PATCHWELCOME(void) { return AVERROR_PATCHWELCOME; }
 
 // AV_NOPTS_VALUE is a cast expression, not a literal, so Swift does not see it.
 static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }

@@ -32,7 +32,7 @@ import Testing
         let scratch = try TemporaryFolder()
         let exercise = FuzzExercise(folder: scratch.path("work"), video: Fixtures.path("h264_frame_index.mp4"), audio: Fixtures.path("aac_2s.m4a"))
         // A file left in the exercise's folder is a leftover of whichever merge fails.
-        FileManager.default.createFile(atPath: scratch.path("work/.merged.mp4.mediamux-1.partial"), contents: Data([1]))
+        #expect(FileManager.default.createFile(atPath: scratch.path("work/.merged.mp4.mediamux-1.partial"), contents: Data([1])))
         let violations = await exercise.run(Array("not media".utf8))
         #expect(violations.contains { $0.problem.contains("left behind") })
     }

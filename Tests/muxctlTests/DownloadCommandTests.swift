@@ -50,7 +50,7 @@ final class LoopbackFileServer: @unchecked Sendable {
     var slow: Bool {
         get { FileManager.default.fileExists(atPath: slowMarker) }
         set {
-            if newValue { FileManager.default.createFile(atPath: slowMarker, contents: nil) } else { unlink(slowMarker) }
+            if newValue { _ = FileManager.default.createFile(atPath: slowMarker, contents: nil) } else { unlink(slowMarker) }
         }
     }
 

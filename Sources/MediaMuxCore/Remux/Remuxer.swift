@@ -212,10 +212,11 @@ final class Remuxer {
         do {
             try muxer.write(packet)
         } catch MediaMuxError.ffmpeg(_, _, let code, let message)
-            where copied && [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable].contains(code) {
+            where copied && [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable, CFFmpeg_AVERROR_PATCHWELCOME()].contains(code) {
             // The muxer, or the bitstream filter it applies, refused a copied
             // packet as it is (an ADTS header, a truncated frame, VP9 frames
-            // mixing superframes and bare ones): the input is at fault.
+            // mixing superframes and bare ones, an H.264 stream it has no
+            // code for): the input is at fault.
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
         }
         if let progress, throttle.isDue() {
