@@ -62,6 +62,7 @@ let package = Package(
             name: "MediaMuxBase",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

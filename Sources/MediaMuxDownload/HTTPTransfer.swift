@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -256,7 +255,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let save: @Sendable (ResourceValidators) throws -> Void
     /// When the request went out: the progress rate is measured from here.
     private let requested = ContinuousClock.now
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
         save: @escaping @Sendable (ResourceValidators) throws -> Void
@@ -270,7 +269,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         self.maximumBytes = maximumBytes
         self.meter = meter
         self.save = save
-        state = Mutex(State(finalURL: url))
+        state = Locked(State(finalURL: url))
     }
 
     deinit {
@@ -493,7 +492,7 @@ package final class ProgressMeter: Sendable {
     }
 
     private let sink: (@Sendable (DownloadProgress) -> Void)?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init(sink: (@Sendable (DownloadProgress) -> Void)?) {
         self.sink = sink

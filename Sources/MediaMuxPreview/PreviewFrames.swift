@@ -1,6 +1,5 @@
 import MediaMuxBase
 import MediaMuxCore
-import Synchronization
 
 /// Decoded frames of a file as an asynchronous sequence, in time order.
 /// Decoding happens on a thread of the runtime's pool, one frame per
@@ -81,8 +80,8 @@ private final class FrameStreamState: Sendable {
     let path: String
     let options: FrameOptions
     private let flag = CancellationFlag()
-    private let stepping = Mutex(Stepping())
-    private let pace = Mutex<(started: ContinuousClock.Instant, firstTime: MediaTime)?>(nil)
+    private let stepping = Locked(Stepping())
+    private let pace = Locked<(started: ContinuousClock.Instant, firstTime: MediaTime)?>(nil)
 
     let runtime: MediaRuntime
 

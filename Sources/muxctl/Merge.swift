@@ -4,7 +4,6 @@ import MediaMuxBase
 import MediaMuxCore
 import MediaMuxDownload
 import MediaMuxPreview
-import Synchronization
 
 extension Orientation: ExpressibleByArgument {}
 extension EndPolicy: ExpressibleByArgument {}
@@ -263,7 +262,7 @@ extension String {
 final class ThumbnailWriter: Sendable {
     let folder: String
     let overwrite: Bool
-    private let state = Mutex<(written: [WrittenImage], failure: String?, madeFolder: Bool)>(([], nil, false))
+    private let state = Locked<(written: [WrittenImage], failure: String?, madeFolder: Bool)>(([], nil, false))
 
     init(folder: String, overwrite: Bool) {
         self.folder = folder

@@ -54,7 +54,7 @@ func runReportingErrors<T: Sendable>(_ body: @escaping @Sendable () async throws
 
 /// Cancels a task that may not exist yet when the signal comes.
 final class PendingCancellation: Sendable {
-    private let state = Mutex<(cancelTask: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(cancelTask: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
 
     func attach<T: Sendable>(_ task: Task<T, any Error>) {
         let cancelledAlready = state.withLock { state in
@@ -112,7 +112,7 @@ func printToStandardError(_ message: String) {
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.
 final class ProgressBar: Sendable {
     /// The percentage last drawn; updated from the library's worker thread.
-    private let lastDrawn = Mutex(-1)
+    private let lastDrawn = Locked(-1)
 
     static func forStandardError(enabled: Bool) -> ProgressBar? {
         enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import MediaMux
 @testable import MediaMuxBase
@@ -215,7 +214,7 @@ struct BatchRunTests {
         let manifest = try Self.merges(in: folder, count: 12, audio: Fixtures.path("flac_3s.flac"), extra: ", \"preview\": {\"clip\": true}")
         // Cancelled from the progress handler as the first job ends, on the
         // batch's own thread: not later, whatever keeps this test's task waiting.
-        let handle = Mutex<(task: Task<BatchReport, any Error>?, ended: Bool)>((nil, false))
+        let handle = Locked<(task: Task<BatchReport, any Error>?, ended: Bool)>((nil, false))
         let task = Task {
             try await MuxEngine().runBatch(manifest, options: BatchOptions(jobs: 2)) { progress in
                 if progress.ended != nil {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import MediaMux
 @testable import MediaMuxCore
@@ -21,7 +20,7 @@ struct DescriptorTests {
     }
 
     final class Seen: Sendable {
-        private let entries = Mutex<[String: Bool]>([:])
+        private let entries = Locked<[String: Bool]>([:])
         func record(_ folder: String) {
             let found = DescriptorTests.descriptors(in: folder)
             entries.withLock { for (path, flag) in found { $0[path] = ($0[path] ?? true) && flag } }

@@ -90,7 +90,7 @@ struct DownloadTests {
     }
 
     final class ProgressLog: Sendable {
-        private let events = Mutex<[DownloadProgress]>([])
+        private let events = Locked<[DownloadProgress]>([])
         var all: [DownloadProgress] { events.withLock { $0 } }
         var lastBytes: Int64 { events.withLock { $0.last?.bytesReceived ?? 0 } }
         var handler: @Sendable (DownloadProgress) -> Void { { [self] progress in events.withLock { $0.append(progress) } } }
@@ -1081,7 +1081,7 @@ struct DownloadTests {
         try await Self.withServer { server, folder in
             server.serve("/song.m4a", body: Self.small)
             server.inject("/song.m4a", [.paced(bytes: 8192, seconds: 0.05)])
-            let calls = Mutex<[(bytes: Int64, onEventLoop: Bool)]>([])
+            let calls = Locked<[(bytes: Int64, onEventLoop: Bool)]>([])
             _ = try await DownloadEngine().download(server.url("/song.m4a"), options: Self.options(folder)) { progress in
                 let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
                 calls.withLock { $0.append((progress.bytesReceived, onEventLoop)) }
@@ -1152,7 +1152,7 @@ struct DownloadTests {
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
             let destination = folder.path("song.mp4")
-            let seenEarly = Mutex(false)
+            let seenEarly = Locked(false)
             let result = try await MuxEngine().download(
                 server.url("/big.mp4"), to: destination, options: Self.options(folder, useCache: false)
             ) { progress in

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import SystemPackage
 import Testing
 @testable import MediaMux
@@ -55,7 +54,7 @@ struct LibraryAPITests {
             // Not cached: the URL as the String a user types; nothing but the output stays.
             let once = folder.path("out/once.mp4")
             try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
-            let downloaded = Mutex<Int64>(0)
+            let downloaded = Locked<Int64>(0)
             let onceReport = try await MuxEngine().merge(
                 video: Self.video, audio: server.url("/song.m4a"), output: once,
                 download: DownloadTests.options(folder, useCache: false),
@@ -100,7 +99,7 @@ struct LibraryAPITests {
 
     @Test func mergeProgressEndsAtTheWholeOutput() async throws {
         let folder = try TemporaryFolder()
-        let seen = Mutex<[MergeProgress]>([])
+        let seen = Locked<[MergeProgress]>([])
         let report = try await MergeEngine().merge(
             video: Self.video, audio: Self.audio, output: folder.path("o.mp4"),
             progress: { progress in seen.withLock { $0.append(progress) } })

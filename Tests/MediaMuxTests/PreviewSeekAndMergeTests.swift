@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -49,7 +48,7 @@ struct PreviewSeekAndMergeTests {
     }
 
     final class Collected: Sendable {
-        let frames = Mutex<[PreviewFrame]>([])
+        let frames = Locked<[PreviewFrame]>([])
         func add(_ frame: PreviewFrame) { frames.withLock { $0.append(frame) } }
         var all: [PreviewFrame] { frames.withLock { $0 } }
     }

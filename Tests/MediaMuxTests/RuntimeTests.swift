@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOPosix
-import Synchronization
 import Testing
 @testable import MediaMux
 @testable import MediaMuxCore
@@ -14,7 +13,7 @@ struct RuntimeTests {
     /// A LogHandler that keeps what it is given.
     final class Recorder: Sendable {
         struct Entry: Sendable { var level: Logger.Level; var message: String; var source: String? }
-        private let entries = Mutex<[Entry]>([])
+        private let entries = Locked<[Entry]>([])
         var all: [Entry] { entries.withLock { $0 } }
 
         func logger(level: Logger.Level = .info) -> Logger {
@@ -161,7 +160,7 @@ struct RuntimeTests {
 }
 
 private final class ThreadSet: Sendable {
-    private let ids = Mutex<Set<UInt>>([])
+    private let ids = Locked<Set<UInt>>([])
     var all: Set<UInt> { ids.withLock { $0 } }
     func insertCurrent() { _ = ids.withLock { $0.insert(currentThreadID()) } }
 }

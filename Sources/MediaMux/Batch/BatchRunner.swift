@@ -2,7 +2,6 @@ import MediaMuxBase
 import MediaMuxCore
 import MediaMuxDownload
 import MediaMuxPreview
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -260,7 +259,7 @@ private final class SharedDownloads: Sendable {
     /// Without the cache, downloads go to hidden files beside this path,
     /// removed when the batch ends.
     private let scratchBeside: String
-    private let started = Mutex<(tasks: [String: Task<DownloadResult, any Error>], scratch: [String])>(([:], []))
+    private let started = Locked<(tasks: [String: Task<DownloadResult, any Error>], scratch: [String])>(([:], []))
 
     init(engine: MuxEngine, options: DownloadOptions, scratchBeside: String) {
         self.engine = engine
@@ -321,14 +320,14 @@ private final class SharedDownloads: Sendable {
 private final class BatchTally: Sendable {
     private let progress: (@Sendable (BatchProgress) -> Void)?
     private let start: ContinuousClock.Instant
-    private let state: Mutex<BatchProgress>
+    private let state: Locked<BatchProgress>
     /// Jobs that did work (not skipped) and when the first began, for the time left.
-    private let pace = Mutex<(worked: Int, since: ContinuousClock.Instant?)>((0, nil))
+    private let pace = Locked<(worked: Int, since: ContinuousClock.Instant?)>((0, nil))
 
     init(total: Int, start: ContinuousClock.Instant, progress: (@Sendable (BatchProgress) -> Void)?) {
         self.progress = progress
         self.start = start
-        state = Mutex(BatchProgress(total: total, finished: 0, failed: 0, skipped: 0, running: 0))
+        state = Locked(BatchProgress(total: total, finished: 0, failed: 0, skipped: 0, running: 0))
     }
 
     func started() {

@@ -5,7 +5,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// One demuxer: owns the AVFormatContext from a successful open until deinit.
 /// Not Sendable on purpose: it is used by one thread at a time.

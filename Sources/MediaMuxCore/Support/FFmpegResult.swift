@@ -1,7 +1,6 @@
 import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegLog
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -34,11 +34,11 @@ package func runFFmpeg<T: Sendable>(
 /// from FFmpeg's own decoding threads have no call to go to and are dropped.
 /// Nothing is printed.
 package enum FFmpegMessages {
-    private static let errors = Mutex<[(logger: UInt, line: String)]>([])
+    private static let errors = Locked<[(logger: UInt, line: String)]>([])
     private static let limit = 64
     private static let installed = Atomic<Bool>(false)
     /// The logger of the call each pool thread is working for.
-    private static let loggers = Mutex<[UInt: Logger]>([:])
+    private static let loggers = Locked<[UInt: Logger]>([:])
 
     /// Installs the sink once, and asks FFmpeg for the lines `logger` shows.
     package static func listen(for logger: Logger) {

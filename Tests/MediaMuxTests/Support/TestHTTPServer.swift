@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
+@testable import MediaMuxBase
 
 /// A real HTTP/1.1 server on SwiftNIO for download tests, bound only to
 /// 127.0.0.1 on an ephemeral port, with per-path fault injection.
@@ -212,7 +212,7 @@ final class TestHTTPServerState: Sendable {
         var pace: (bytes: Int, seconds: Double)?
     }
 
-    let storage = Mutex(Storage())
+    let storage = Locked(Storage())
 
     /// Records the request, consumes one fault for its path and decides the response.
     func begin(_ head: HTTPRequestHead) -> (index: Int, plan: Plan) {
