@@ -73,12 +73,64 @@ struct AudioCodingTests {
     @Test func opusWithoutItsHeaderIsEncodedForMP4() throws {
         var stream = Self.audio("opus")
         for bytes in [0, 7, 18] {
-            stream.configurationBytes = bytes
+            stream.configuration = [UInt8](repeating: 0, count: bytes)
             let encoding = try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4")
             #expect(encoding?.reason == "MP4 needs the Opus header (OpusHead), which the stream lacks")
         }
-        stream.configurationBytes = 19
+        stream.configuration = [UInt8](repeating: 0, count: 19)
         #expect(try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4") == nil)
+    }
+
+    /// Matroska hands an AudioSpecificConfig on unread; one whose channel
+    /// configuration FFmpeg's MP4 reader refuses (14, found by the fuzzer)
+    /// would make a merged file that does not open, so it is encoded, and
+    /// copying it is refused with the reason.
+    @Test func aacWhoseConfigurationMP4ReadersRefuseIsNotCopied() throws {
+        var stream = Self.audio("aac", rate: 44100)
+        // AAC LC (2), 44.1 kHz (index 4), then the channel configuration.
+        stream.configuration = Self.bits([(2, 5), (4, 4), (14, 4)])
+        let encoding = try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4")
+        #expect(encoding?.reason == "its AAC configuration gives channel configuration 14, which MP4 readers do not take")
+        #expect(throws: MediaMuxError.invalidOption(
+            "o.mov: the audio cannot be copied: its AAC configuration gives channel configuration 14, which MP4 readers do not take")) {
+            try planner.audioEncoding(for: stream, in: .mov, options: AudioOptions(codec: .copy), output: "o.mov")
+        }
+        for readable in [0, 2, 13] {
+            stream.configuration = Self.bits([(2, 5), (4, 4), (readable, 4)])
+            #expect(try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4") == nil)
+        }
+        // An ADTS stream has no configuration yet (the muxer makes one), and
+        // one too short to say is left to FFmpeg, which reads zeros past its end.
+        for unknown in [[], [0x12]] as [[UInt8]] {
+            stream.configuration = unknown
+            #expect(try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4") == nil)
+        }
+    }
+
+    /// The channel configuration is found past an escaped object type and an explicit rate.
+    @Test func aacConfigurationHead() throws {
+        let plain = try #require(AACConfiguration(Self.bits([(2, 5), (4, 4), (2, 4), (0, 3)])))
+        #expect(plain == AACConfiguration(objectType: 2, samplingIndex: 4, channelConfiguration: 2))
+        // USAC (42: 31, then 42 - 32 in six bits) at an explicit 50 kHz, 5.1.
+        let escaped = try #require(AACConfiguration(Self.bits([(31, 5), (10, 6), (15, 4), (50_000, 24), (6, 4)])))
+        #expect(escaped == AACConfiguration(objectType: 42, samplingIndex: 15, channelConfiguration: 6))
+        #expect(escaped.unreadableReason == nil)
+        #expect(AACConfiguration(Self.bits([(31, 5), (10, 6), (15, 4), (50_000, 24)])) == nil)
+        #expect(AACConfiguration([]) == nil)
+        #expect(AACConfiguration(Self.bits([(2, 5), (4, 4), (15, 4)]))?.unreadableReason
+            == "channel configuration 15, which MP4 readers do not take")
+    }
+
+    /// Fields written most significant bit first, padded with zeros to a byte.
+    static func bits(_ fields: [(value: Int, width: Int)]) -> [UInt8] {
+        var bits: [Bool] = []
+        for field in fields {
+            for shift in stride(from: field.width - 1, through: 0, by: -1) { bits.append(field.value >> shift & 1 == 1) }
+        }
+        while bits.count % 8 != 0 { bits.append(false) }
+        return stride(from: 0, to: bits.count, by: 8).map { start in
+            bits[start..<start + 8].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) }
+        }
     }
 
     @Test func askingForChangesEncodes() throws {

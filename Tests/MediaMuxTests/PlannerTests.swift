@@ -119,6 +119,17 @@ struct PlannerTests {
             try MergePlanner(canStore: muxerAccepts).plan(
                 video: screen, audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
+        // H.264 without parameter sets (an avc1 entry without avcC) would get
+        // the first packet's bytes as its configuration from FFmpeg's muxer.
+        var bare = Self.stream(0, .video, codec: "h264", scale: 1000, end: 10000, width: 640, height: 360)
+        bare.configuration = []
+        #expect(throws: MediaMuxError.damaged(path: "bare.mp4", detail: "its H.264 video has no decoder configuration (no SPS or PPS)")) {
+            try planner.plan(video: Self.info("bare.mp4", [bare]), audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
+        }
+        bare.configuration = [1, 100, 0, 31]
+        #expect(throws: Never.self) {
+            try planner.plan(video: Self.info("bare.mp4", [bare]), audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
+        }
         #expect(muxerAccepts("opus", .mp4) && muxerAccepts("aac", .mov) && !muxerAccepts("flac", .mp4) && !muxerAccepts("truehd", .mov))
         let unknown = Self.info("stream.m4a", [Self.stream(0, .audio, codec: "aac", scale: 44100, end: nil)])
         #expect(throws: MediaMuxError.unknownDuration(kind: .audio, path: "stream.m4a")) {

@@ -42,8 +42,12 @@ extension MergePlanner {
         let reason: String
         switch options.codec {
         case .copy:
-            if refusal != nil {
-                throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+            if let refusal {
+                guard carries(stream.codec, container) else {
+                    throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
+                }
+                // The container takes the codec, but not this stream as it is.
+                throw MediaMuxError.invalidOption("\(output): the audio cannot be copied: \(refusal)")
             }
             if let change = changes.first {
                 throw MediaMuxError.invalidOption("\(output): the audio cannot be copied and \(change) at once")
@@ -113,7 +117,10 @@ extension MergePlanner {
     private func copyRefusal(_ stream: StreamInfo, _ container: MergePlan.Container) -> String? {
         let name = container.rawValue.uppercased()
         let codec = stream.codec
-        if Self.unplayableInContainer.contains(codec) { return "players do not read \(Self.displayName(codec)) in \(name)" }
+        guard carries(codec, container) else {
+            return Self.unplayableInContainer.contains(codec)
+                ? "players do not read \(Self.displayName(codec)) in \(name)" : "\(name) cannot carry \(Self.displayName(codec))"
+        }
         // MPEG-2.5's rates (8, 11.025 and 12 kHz) are not MP3 as MP4 defines
         // it: FFmpeg's mp4 muxer refuses them at the header (not the mov one).
         if codec == "mp3", container == .mp4, let rate = stream.sampleRate, rate < 16_000 {
@@ -121,10 +128,22 @@ extension MergePlanner {
         }
         // The muxer builds dOps from the Ogg Opus header (OpusHead, 19 bytes
         // at least), which a damaged or bare stream lacks.
-        if codec == "opus", let bytes = stream.configurationBytes, bytes < 19 {
+        if codec == "opus", let configuration = stream.configuration, configuration.count < 19 {
             return "\(name) needs the Opus header (OpusHead), which the stream lacks"
         }
-        return canStore(codec, container) ? nil : "\(name) cannot carry \(Self.displayName(codec))"
+        // Matroska passes an AudioSpecificConfig on unread; the MP4 reader
+        // refuses one it cannot place channels by, and the file with it.
+        if codec == "aac", let configuration = stream.configuration,
+            let reason = AACConfiguration(configuration)?.unreadableReason {
+            return "its AAC configuration gives \(reason)"
+        }
+        return nil
+    }
+
+    /// Whether the container carries the codec where players read it, for
+    /// streams whose configuration it takes.
+    private func carries(_ codec: String, _ container: MergePlan.Container) -> Bool {
+        !Self.unplayableInContainer.contains(codec) && canStore(codec, container)
     }
 
     /// The source's rate where AAC has it, up to 48 kHz; otherwise the

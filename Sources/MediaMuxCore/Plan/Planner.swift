@@ -162,6 +162,13 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(
                 path: info.path, detail: "its video stream says its pictures are \(stream.width ?? 0)x\(stream.height ?? 0)")
         }
+        // Without parameter sets FFmpeg's muxer makes the avcC or hvcC of the
+        // first packet's bytes: a sample entry nothing can decode by, and a
+        // movie header larger than any room reserved for it.
+        if kind == .video, let name = Self.parameterSetCodecs[stream.codec], stream.configuration?.isEmpty == true {
+            throw MediaMuxError.damaged(
+                path: info.path, detail: "its \(name) video has no decoder configuration (no SPS or PPS)")
+        }
         var origin = stream.origin
         var sampleCount = stream.packetCount
         var timestamps = MergePlan.Timestamps.demuxer
@@ -262,4 +269,7 @@ package struct MergePlanner: Sendable {
 
     /// The most room reserved for a moov.
     static let largestReservedMovieHeader = 512 << 20
+
+    /// Codecs whose MP4 sample entry holds their parameter sets, by name.
+    static let parameterSetCodecs = ["h264": "H.264", "hevc": "HEVC"]
 }

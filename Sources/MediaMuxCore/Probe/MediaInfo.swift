@@ -184,9 +184,9 @@ public struct StreamInfo: Sendable, Equatable {
     /// The track's own timeline from its sample table, for MP4/MOV tracks
     /// whose edits one output edit can repeat; nil elsewhere.
     package var mediaTimeline: MediaTimeline?
-    /// Bytes of the codec's configuration as FFmpeg holds it (its
-    /// extradata); nil when not probed.
-    package var configurationBytes: Int?
+    /// The codec's configuration as FFmpeg holds it (its extradata: an
+    /// AudioSpecificConfig, an avcC...); nil when not probed.
+    package var configuration: [UInt8]?
     /// MP4/MOV: the track's first sample entry, with the boxes inside it.
     package var sampleEntry: BoxNode?
     /// MP4/MOV: the track's boxes besides its header, edits and media.

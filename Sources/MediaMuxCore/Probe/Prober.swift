@@ -81,7 +81,7 @@ package struct Prober {
             sampleRate: kind == .audio ? Int(parameters.sample_rate) : nil,
             channels: kind == .audio ? Int(parameters.ch_layout.nb_channels) : nil,
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
-        info.configurationBytes = Int(max(parameters.extradata_size, 0))
+        info.configuration = parameters.extradata.map { [UInt8](UnsafeBufferPointer(start: $0, count: Int(max(parameters.extradata_size, 0)))) } ?? []
         return info
     }
 
