@@ -123,7 +123,7 @@ struct PlannerTests {
         // the first packet's bytes as its configuration from FFmpeg's muxer.
         var bare = Self.stream(0, .video, codec: "h264", scale: 1000, end: 10000, width: 640, height: 360)
         bare.configuration = []
-        #expect(throws: MediaMuxError.damaged(path: "bare.mp4", detail: "its H.264 video has no decoder configuration (no SPS or PPS)")) {
+        #expect(throws: MediaMuxError.damaged(path: "bare.mp4", detail: "its H.264 video has no decoder configuration (no parameter sets)")) {
             try planner.plan(video: Self.info("bare.mp4", [bare]), audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
         bare.configuration = [1, 100, 0, 31]

@@ -167,7 +167,7 @@ package struct MergePlanner: Sendable {
         // movie header larger than any room reserved for it.
         if kind == .video, let name = Self.parameterSetCodecs[stream.codec], stream.configuration?.isEmpty == true {
             throw MediaMuxError.damaged(
-                path: info.path, detail: "its \(name) video has no decoder configuration (no SPS or PPS)")
+                path: info.path, detail: "its \(name) video has no decoder configuration (no parameter sets)")
         }
         var origin = stream.origin
         var sampleCount = stream.packetCount
