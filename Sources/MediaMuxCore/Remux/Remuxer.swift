@@ -202,6 +202,22 @@ final class Remuxer {
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
         let copied = plan.tracks[index].encoding == nil
+        // MP4 keeps a sample's duration and its composition offset in 32
+        // bits: the muxer refuses a longer duration with "Invalid argument"
+        // and cuts a larger offset short without a word. A damaged stream
+        // showing a frame hours after decoding it gets both.
+        let offset = pts.saturatingSubtracting(dts)
+        let seconds = { (ticks: Int64) in MediaTime(ticks: ticks, in: output).secondsText() }
+        if !(Int64(Int32.min)...Int64(Int32.max)).contains(offset) {
+            throw refusedPacket(
+                index, at: MediaTime(ticks: pts, in: output),
+                because: "it is shown \(seconds(offset)) s after it is decoded, further apart than MP4 can store")
+        }
+        if packet.pointee.duration > Int64(Int32.max) {
+            throw refusedPacket(
+                index, at: MediaTime(ticks: pts, in: output),
+                because: "it lasts \(seconds(packet.pointee.duration)) s, longer than MP4 can store")
+        }
         // The mov muxer rewrites AV1 packets OBU by OBU and, in FFmpeg 5.1,
         // stores a packet it cannot parse with its error code for a size:
         // a file no reader opens. Such a packet is refused here instead.
