@@ -131,8 +131,14 @@ public struct BatchJob: Sendable, Equatable {
     public struct Sheet: Sendable, Equatable {
         /// The PNG to write.
         public var path: String
+        /// How it is made.
         public var options: ContactSheetOptions
 
+        /// A contact sheet written to `path`.
+        ///
+        /// - Parameters:
+        ///   - path: The PNG to write.
+        ///   - options: How it is made (default: the defaults of ``ContactSheetOptions``).
         public init(path: String, options: ContactSheetOptions = ContactSheetOptions()) {
             self.path = path
             self.options = options
@@ -143,8 +149,14 @@ public struct BatchJob: Sendable, Equatable {
     public struct Clip: Sendable, Equatable {
         /// The MP4 to write.
         public var path: String
+        /// How it is made.
         public var options: PreviewClipOptions
 
+        /// A preview clip written to `path`.
+        ///
+        /// - Parameters:
+        ///   - path: The MP4 to write.
+        ///   - options: How it is made (default: the defaults of ``PreviewClipOptions``).
         public init(path: String, options: PreviewClipOptions = PreviewClipOptions()) {
             self.path = path
             self.options = options

@@ -13,6 +13,13 @@ public struct BatchReport: Sendable, Equatable {
     /// The whole run's wall time.
     public var elapsed: Duration
 
+    /// A report of `jobs`, the part `shard` of `manifest`, run in `elapsed`.
+    ///
+    /// - Parameters:
+    ///   - manifest: The manifest's path.
+    ///   - shard: The shard that was run.
+    ///   - jobs: Each job's report, in the manifest's order.
+    ///   - elapsed: The whole run's wall time.
     public init(manifest: String, shard: BatchShard, jobs: [BatchJobReport], elapsed: Duration) {
         self.manifest = manifest
         self.shard = shard
@@ -21,6 +28,8 @@ public struct BatchReport: Sendable, Equatable {
     }
 
     /// How many jobs ended with `status`.
+    ///
+    /// - Parameter status: Done, skipped or failed.
     public func count(_ status: BatchJobReport.Status) -> Int {
         jobs.count { $0.status == status }
     }
@@ -29,11 +38,13 @@ public struct BatchReport: Sendable, Equatable {
 /// One job's outcome, with the facts of what it made: from this run, or
 /// from the record of the run that made them when it was skipped.
 public struct BatchJobReport: Sendable, Equatable {
+    /// How a job ended.
     public enum Status: String, Sendable, Equatable, Codable {
         /// At least one step was done in this run, and none failed.
         case done
         /// Every step was complete already.
         case skipped
+        /// A step failed; ``BatchJobReport/error`` says how.
         case failed
     }
 
@@ -49,6 +60,7 @@ public struct BatchJobReport: Sendable, Equatable {
 
     /// What became of one step, and why it was done when it was.
     public struct StepOutcome: Sendable, Equatable {
+        /// What became of a step.
         public enum Outcome: String, Sendable, Equatable, Codable {
             /// Made in this run.
             case done
@@ -59,7 +71,9 @@ public struct BatchJobReport: Sendable, Equatable {
             /// Not tried, because the merge before it failed.
             case notRun
         }
+        /// The step.
         public var step: Step
+        /// What became of it.
         public var outcome: Outcome
         /// Why it was done ("not done before", "video.mp4 changed"), or why it failed.
         public var reason: String?
@@ -67,6 +81,7 @@ public struct BatchJobReport: Sendable, Equatable {
 
     /// The job as the manifest gives it.
     public var job: BatchJob
+    /// How the job ended.
     public var status: Status
     /// Each of its steps, in order.
     public var steps: [StepOutcome]
@@ -105,13 +120,15 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
     public var seconds: Double
     /// Its size.
     public var bytes: Int
+    /// The video, copied.
     public var video: Track
     /// The soundtrack.
     public var audio: Track
     /// The video's own audio, when it was kept as a second track.
     public var originalAudio: Track?
-    /// Clockwise degrees written, and why.
+    /// Clockwise degrees written.
     public var rotation: Int
+    /// Why they were chosen ("already landscape as displayed").
     public var rotationReason: String
     /// What decided the end ("video ends first").
     public var end: String
@@ -119,6 +136,8 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
     public var warnings: [String]
 
     /// The facts of `report`.
+    ///
+    /// - Parameter report: The merge's report.
     public init(_ report: MergeReport) {
         func track(_ track: MergeReport.Track) -> Track {
             Track(codec: track.codec, seconds: track.duration.seconds, how: track.encoding.map { "transcoded: " + $0.summary } ?? "copied")
@@ -140,13 +159,16 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
 public struct BatchImageFacts: Sendable, Equatable, Codable {
     /// The PNG.
     public var path: String
-    /// Its size in pixels.
+    /// Its width in pixels.
     public var width: Int
+    /// Its height in pixels.
     public var height: Int
     /// Its size on disk.
     public var bytes: Int
 
     /// The facts of `image`.
+    ///
+    /// - Parameter image: The contact sheet as written.
     public init(_ image: WrittenImage) {
         path = image.path
         width = image.width
@@ -161,8 +183,9 @@ public struct BatchClipFacts: Sendable, Equatable, Codable {
     public var path: String
     /// How long it plays.
     public var seconds: Double
-    /// Its picture's size in pixels.
+    /// Its picture's width in pixels.
     public var width: Int
+    /// Its picture's height in pixels.
     public var height: Int
     /// Its size on disk.
     public var bytes: Int
@@ -170,6 +193,8 @@ public struct BatchClipFacts: Sendable, Equatable, Codable {
     public var hasAudio: Bool
 
     /// The facts of `clip`.
+    ///
+    /// - Parameter clip: The preview clip's report.
     public init(_ clip: PreviewClipReport) {
         path = clip.output
         seconds = clip.duration.seconds
@@ -186,8 +211,11 @@ public struct BatchProgress: Sendable, Equatable {
     public var total: Int
     /// Jobs ended: done, skipped or failed.
     public var finished: Int
+    /// Jobs that failed, of those ended.
     public var failed: Int
+    /// Jobs skipped as complete, of those ended.
     public var skipped: Int
+    /// Jobs under way.
     public var running: Int
     /// At the pace of the jobs done so far; nil until one is.
     public var remaining: Duration?

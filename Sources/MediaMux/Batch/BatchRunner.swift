@@ -19,6 +19,8 @@ public struct BatchOptions: Sendable, Equatable {
     /// For soundtracks given as URLs: each is downloaded once per batch.
     public var download: DownloadOptions
 
+    /// Options for a batch.
+    ///
     /// - Parameters:
     ///   - jobs: Jobs at once, 1 or more (default: the cores).
     ///   - redo: Do every step again, whatever the records say.

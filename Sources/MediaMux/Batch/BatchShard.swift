@@ -42,11 +42,15 @@ public struct BatchShard: Sendable, Equatable {
     }
 
     /// Whether this shard takes `job`: its index leaves K when divided by N.
+    ///
+    /// - Parameter job: A job of the manifest.
     public func includes(_ job: BatchJob) -> Bool {
         job.index % count == index
     }
 
     /// The jobs of `manifest` this shard takes, in the manifest's order.
+    ///
+    /// - Parameter manifest: The whole manifest, as every shard reads it.
     public func jobs(of manifest: BatchManifest) -> [BatchJob] {
         manifest.jobs.filter(includes)
     }
