@@ -119,6 +119,39 @@ import Testing
         }
     }
 
+    /// A fuzz finding merged: the file, which side of the merge it is, and
+    /// what the error must say.
+    struct Finding: Sendable, CustomTestStringConvertible {
+        var name: String
+        var isVideo: Bool
+        var says: String
+        var testDescription: String { name }
+    }
+
+    /// Files the fuzzer found that the muxer refused naming the output (an
+    /// avcC made of a packet, a frame shown a day after its decode time) or
+    /// that were copied into a file no reader opens (an AAC channel
+    /// configuration MP4 readers refuse): each is now the input's damage,
+    /// said in its terms, with nothing written.
+    @Test(arguments: [
+        Finding(name: "mp4_h264_without_avcC.mp4", isVideo: true, says: "its H.264 video has no decoder configuration"),
+        Finding(name: "ts_h264_shown_a_day_after_decoding.ts", isVideo: true, says: "s after it is decoded, further apart than MP4 can store"),
+        Finding(name: "mkv_aac_chan_config_14.mkv", isVideo: false, says: "the audio's codec configuration cannot be decoded"),
+    ])
+    func fuzzFindingsAreTheInputsDamage(_ finding: Finding) async throws {
+        let folder = try TemporaryFolder()
+        let hostile = Fixtures.path("fuzz/regressions/" + finding.name)
+        let video = finding.isVideo ? hostile : Fixtures.path("h264_vfr.mp4")
+        let audio = finding.isVideo ? Fixtures.path("aac_2s.m4a") : hostile
+        await #expect {
+            _ = try await engine.merge(video: video, audio: audio, output: folder.path("out.mp4"))
+        } throws: { error in
+            let error = error as? MediaMuxError
+            return error?.subject == hostile && error?.kind == .input && error?.description.contains(finding.says) == true
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
     /// A sample table declaring 100 million samples (400 MB of sizes) in a
     /// file of 15 KB: refused once the table is found short, for probing,
     /// merging and decoding alike.
