@@ -202,28 +202,9 @@ final class Remuxer {
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
         let copied = plan.tracks[index].encoding == nil
-        // MP4 keeps a sample's duration and its composition offset in 32
-        // bits: the muxer refuses a longer duration with "Invalid argument"
-        // and cuts a larger offset short without a word. A damaged stream
-        // showing a frame hours after decoding it gets both.
-        let offset = pts.saturatingSubtracting(dts)
-        let seconds = { (ticks: Int64) in MediaTime(ticks: ticks, in: output).secondsText() }
-        if !(Int64(Int32.min)...Int64(Int32.max)).contains(offset) {
-            throw refusedPacket(
-                index, at: MediaTime(ticks: pts, in: output),
-                because: "it is shown \(seconds(offset)) s after it is decoded, further apart than MP4 can store")
-        }
-        if packet.pointee.duration > Int64(Int32.max) {
-            throw refusedPacket(
-                index, at: MediaTime(ticks: pts, in: output),
-                because: "it lasts \(seconds(packet.pointee.duration)) s, longer than MP4 can store")
-        }
-        // The mov muxer rewrites AV1 packets OBU by OBU and, in FFmpeg 5.1,
-        // stores a packet it cannot parse with its error code for a size:
-        // a file no reader opens. Such a packet is refused here instead.
-        if copied, muxer.stream(index).pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AV1,
-           !AV1Packet.isWellFormed(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))) {
-            throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "its AV1 units (OBUs) overrun it")
+        let codec = muxer.stream(index).pointee.codecpar.pointee.codec_id
+        if let reason = unstorableReason(packet, in: output, codec: codec, copied: copied) {
+            throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: reason)
         }
         do {
             try muxer.write(packet)
@@ -238,6 +219,34 @@ final class Remuxer {
         if let progress, throttle.isDue() {
             progress(MergeProgress(written: MediaTime(ticks: dts, in: output), total: plan.end))
         }
+    }
+
+    /// Why the container cannot store `packet` as it is, or nil when it can:
+    /// what FFmpeg's mov muxer would refuse naming the output, or store
+    /// wrong without a word. Its times are in `timeBase`.
+    private func unstorableReason(
+        _ packet: UnsafeMutablePointer<AVPacket>, in timeBase: AVRational, codec: AVCodecID, copied: Bool
+    ) -> String? {
+        let offset = packet.pointee.pts.saturatingSubtracting(packet.pointee.dts)
+        // MP4 keeps a sample's duration and its composition offset in 32
+        // bits: the muxer refuses a longer duration with "Invalid argument"
+        // and cuts a larger offset short without a word. A damaged stream
+        // showing a frame hours after decoding it gets both.
+        let seconds = { (ticks: Int64) in MediaTime(ticks: ticks, in: timeBase).secondsText() }
+        if !(Int64(Int32.min)...Int64(Int32.max)).contains(offset) {
+            return "it is shown \(seconds(offset)) s after it is decoded, further apart than MP4 can store"
+        }
+        if packet.pointee.duration > Int64(Int32.max) {
+            return "it lasts \(seconds(packet.pointee.duration)) s, longer than MP4 can store"
+        }
+        // The mov muxer rewrites AV1 packets OBU by OBU and, in FFmpeg 5.1,
+        // stores a packet it cannot parse with its error code for a size:
+        // a file no reader opens.
+        if copied, codec == AV_CODEC_ID_AV1,
+           !AV1Packet.isWellFormed(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))) {
+            return "its AV1 units (OBUs) overrun it"
+        }
+        return nil
     }
 
     /// A copied packet the container cannot store as it is: the input's damage.
