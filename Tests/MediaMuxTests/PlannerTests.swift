@@ -131,6 +131,8 @@ struct PlannerTests {
             try planner.plan(video: Self.info("bare.mp4", [bare]), audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
         #expect(muxerAccepts("opus", .mp4) && muxerAccepts("aac", .mov) && !muxerAccepts("flac", .mp4) && !muxerAccepts("truehd", .mov))
+        // Video MOV refuses at its header ("only supported in MP4"): an AV1 phone clip merged into .mov, found with a real file.
+        #expect(muxerAccepts("av1", .mp4) && muxerAccepts("vp9", .mp4) && !muxerAccepts("av1", .mov) && !muxerAccepts("vp9", .mov) && !muxerAccepts("vp8", .mov))
         let unknown = Self.info("stream.m4a", [Self.stream(0, .audio, codec: "aac", scale: 44100, end: nil)])
         #expect(throws: MediaMuxError.unknownDuration(kind: .audio, path: "stream.m4a")) {
             try planner.plan(video: Self.phoneVideo, audio: unknown, output: "o.mp4", outputFacts: Self.freshOutput, options: options)

@@ -10,11 +10,14 @@ internal import CFFmpeg
     return avformat_query_codec(muxer, descriptor.pointee.id, FF_COMPLIANCE_NORMAL) == 1
 }
 
-/// Codecs FFmpeg 5.1's mov muxer lists for a container but refuses when it
-/// writes the header: in MOV "only supported in MP4" (Opus, FLAC, TrueHD);
-/// in MP4 FLAC and TrueHD only at experimental compliance. Refused here,
-/// the plan names the problem instead of the header failing with EINVAL.
-private let refusedAtHeader: [MergePlan.Container: Set<String>] = [.mov: ["opus", "flac", "truehd"], .mp4: ["flac", "truehd"]]
+/// Codecs FFmpeg's mov muxer lists for a container but refuses when it
+/// writes the header: in MOV "only supported in MP4" (Opus, FLAC, TrueHD,
+/// VP9; AV1 "in MP4 and AVIF") and VP8 not at all; in MP4 FLAC and TrueHD
+/// only at experimental compliance. Refused here, the plan names the problem
+/// instead of the header failing with EINVAL.
+private let refusedAtHeader: [MergePlan.Container: Set<String>] = [
+    .mov: ["opus", "flac", "truehd", "vp8", "vp9", "av1"], .mp4: ["flac", "truehd"],
+]
 
 /// Whether FFmpeg knows `codec` as an audio codec.
 package func isAudioCodec(_ codec: String) -> Bool {

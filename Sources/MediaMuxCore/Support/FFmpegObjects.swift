@@ -66,6 +66,22 @@ package final class DemuxerHandle {
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
             throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
         }
+        Self.setOpusRates(context)
+    }
+
+    /// Opus is always decoded at 48 kHz, whatever rate its encoder was fed
+    /// (RFC 7845 5.1), and MP4 stores it at 48 kHz (its sample entry and
+    /// timescale, in the Opus-in-ISOBMFF mapping). Some writers put the
+    /// input rate in an MP4 entry (16000 in a real fragmented file), which
+    /// FFmpeg's reader takes for the stream's rate when it does not decode to
+    /// probe: copied as it is, the output's audio would be timed in 16 kHz
+    /// ticks against 48 kHz sample counts.
+    private static func setOpusRates(_ context: UnsafeMutablePointer<AVFormatContext>) {
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard let parameters = context.pointee.streams[index]?.pointee.codecpar,
+                  parameters.pointee.codec_id == AV_CODEC_ID_OPUS else { continue }
+            parameters.pointee.sample_rate = 48000
+        }
     }
 
     deinit {
