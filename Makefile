@@ -1,6 +1,7 @@
 # The README's two commands: `make demo` and `make test`.
-# `make demo` also draws the contact sheet the README shows (docs/contact-sheet.png).
-DEMO_VIDEO := TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4
+# `make demo` needs nothing beyond the repository: a synthetic phone clip
+# (portrait, coded landscape and turned by its display matrix) and a soundtrack.
+DEMO_VIDEO := TestMedia/phone_portrait_h264_aac.mp4
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
 
@@ -33,6 +34,13 @@ demo: build
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --sheet $(dir $(DEMO_OUT))sheet.png --size 160
 	.build/release/muxctl preview --force $(DEMO_VIDEO) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
 
+# The real files other projects made (phones, encoders, recorders) are read
+# from the samples folder, never copied here: MEDIAMUX_SAMPLES, by default
+# ../shared/media beside the package. Without it the tests that read them
+# are left out, each by name, and `make test` says so at its end.
+MEDIAMUX_SAMPLES ?= $(abspath $(CURDIR)/../shared/media)
+export MEDIAMUX_SAMPLES
+
 # The CLI's download tests serve files with python3's http.server; the
 # browser tests play outputs in headless Chromium, the player tests in
 # GStreamer (qtdemux, decodebin, gst-libav's decoders); the loudness tests
@@ -42,7 +50,9 @@ test: deps
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash .ci/install-deps.sh chromium || bash .ci/install-deps.sh chromium-browser
 	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
 	@command -v ffmpeg >/dev/null || bash .ci/install-deps.sh ffmpeg
-	swift test
+	@swift test; status=$$?; \
+	  [ -d "$(MEDIAMUX_SAMPLES)" ] || echo "make test: the tests that read real media were left out (no samples folder at $(MEDIAMUX_SAMPLES)): set MEDIAMUX_SAMPLES"; \
+	  exit $$status
 
 # muxctl, its shell completions and its man page under PREFIX (default
 # /usr/local; DESTDIR for staging). The completions come from the binary, the

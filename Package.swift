@@ -120,9 +120,12 @@ let package = Package(
         .target(name: "MediaMuxFuzzing", dependencies: ["MediaMux", "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview"]),
         // Replays files through the exercise; built with -sanitize=fuzzer (Fuzz/run.sh), libFuzzer's target.
         .executableTarget(name: "mediamux-fuzz", dependencies: ["MediaMuxFuzzing", "MediaMuxBase"]),
+        // Where the tests' media is (TestMedia's fixtures, the real files in the samples folder), for both test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "MediaMuxTests",
             dependencies: [
+                "TestSupport",
                 "MediaMux",
                 "MediaMuxBase",
                 "MediaMuxCore",
@@ -142,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "muxctlTests",
-            dependencies: ["muxctl"]
+            dependencies: ["muxctl", "TestSupport"]
         ),
     ]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares `muxctl batch` with the ffmpeg CLI run by `xargs -P` on 100 short
-# phone clips: each job merges a clip (2-10 s of a real phone file from
-# TestMedia/real, stream-copied by the ffmpeg CLI) with a 10-second AAC
+# phone clips: each job merges a clip (2-10 s of a real phone file from the
+# samples folder, stream-copied by the ffmpeg CLI) with a 10-second AAC
 # soundtrack, ending where the clip ends, and draws a 12-frame contact sheet
 # of the output. SOURCE chooses the phone file:
 # - h264 (default): the Apple H.264 640x428 .mov. Short clips of it cost
@@ -22,6 +22,7 @@
 #        MAX_BATCH_RATIO=0.5    fail if median(batch --jobs 2) / median(xargs -P 2 ffmpeg) is above this
 #        MAX_BATCH_MIB=150      fail if the batch's median peak RSS is above this
 #        KEEP_OUTPUTS=1         keep the outputs in Benchmarks/work/batch/
+#        MEDIAMUX_SAMPLES=DIR   the real files (default ../shared/media beside the package)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -30,9 +31,12 @@ MAX_BATCH_MIB="${MAX_BATCH_MIB:-150}"
 CLIPS="${CLIPS:-100}"
 [[ "$CLIPS" =~ ^[1-9][0-9]*$ ]] || die "CLIPS must be a positive integer (got '$CLIPS')"
 SOURCE="${SOURCE:-h264}"
+SAMPLES="${MEDIAMUX_SAMPLES:-../shared/media}"
+[[ "$SAMPLES" == /* ]] || SAMPLES="$ROOT/$SAMPLES"
+[ -d "$SAMPLES" ] || die "no samples folder at $SAMPLES (set MEDIAMUX_SAMPLES): the phone clips are real files"
 case "$SOURCE" in
-    h264) PHONE="$ROOT/TestMedia/real/apple_h264_bframes_audio_starts_44ms_late.mov"; COPIES=11 ;;
-    hevc) PHONE="$ROOT/TestMedia/real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"; COPIES=4 ;;
+    h264) PHONE="$SAMPLES/apple_h264_bframes_audio_starts_44ms_late.mov"; COPIES=11 ;;
+    hevc) PHONE="$SAMPLES/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"; COPIES=4 ;;
     *) die "SOURCE must be h264 or hevc (got '$SOURCE')" ;;
 esac
 NAMES=(batch_j2 xargs_p2 batch_j1)

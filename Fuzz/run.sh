@@ -16,7 +16,10 @@
 # FFmpeg's libraries are Debian's.
 #
 # It seeds from all of TestMedia (libFuzzer reads folders whole: the fuzz
-# seeds, the kept corpus, the regressions and every fixture); new inputs go to .build/fuzz/corpus, crashers, hangs
+# seeds, the kept corpus, the regressions and every fixture) and from the real
+# files of the samples folder ($MEDIAMUX_SAMPLES, by default ../shared/media
+# beside the package), read there at run time and never copied into the
+# repository; new inputs go to .build/fuzz/corpus, crashers, hangs
 # and memory blow-ups to .build/fuzz/found. A crasher, once fixed, belongs in
 # TestMedia/fuzz/regressions, which the test suite runs on every build
 # (FuzzCorpusTests). FUZZ_JOBS=N runs N processes (libFuzzer's -fork).
@@ -66,10 +69,14 @@ replay)
   ;;
 *)
   seconds=$1
+  samples="${MEDIAMUX_SAMPLES:-../shared/media}"
+  [[ "$samples" == /* ]] || samples="$PWD/$samples"
+  seeds=(TestMedia)
+  if [ -d "$samples" ]; then seeds+=("$samples"); else echo "fuzz: no samples folder at $samples: seeding from TestMedia alone" >&2; fi
   fork=()
   [ -n "${FUZZ_JOBS:-}" ] && fork=(-fork="$FUZZ_JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   "$target" "${limits[@]}" "${fork[@]}" -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix="$build/found/" \
-    "$build/corpus" TestMedia
+    "$build/corpus" "${seeds[@]}"
   ;;
 esac

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the synthetic test fixtures in TestMedia/ (this script's directory)
 # with the ffmpeg CLI, checks them with ffprobe, and rewrites expected.json
-# (ffprobe facts for every media file, including the committed files in real/).
+# (ffprobe facts for every media file, and for the real files of the samples
+# folder, $MEDIAMUX_SAMPLES or ../shared/media beside the package, as
+# "samples/NAME").
 #
 #   bash TestMedia/make-fixtures.sh
 #
@@ -10,7 +12,7 @@
 # given ffmpeg/encoder build (bitexact flags, single-threaded encoders, no
 # metadata). Another ffmpeg or encoder version may produce different bytes;
 # the assertions below check the properties the tests rely on.
-# The real-world files in real/ are NOT generated here (see real/SOURCES.md).
+# The real-world files are not in this repository (see the samples folder's SOURCES.md).
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -89,6 +91,17 @@ r180="$(vprobe1 stream_side_data=rotation h264_rot180.mp4)"
 assert_eq "$(vprobe1 stream_side_data=rotation h264_rot270.mp4)" 90 "h264_rot270 rotation"
 assert_eq "$(vprobe1 stream_side_data=rotation "$TMP/rot.mp4")" "" "unpatched file has no rotation"
 assert_eq "$(vprobe1 stream=width,height h264_rot90.mp4)" 320 "h264_rot90 coded width stays 320"
+
+# --------------------------------------------------------------------------
+step "phone_portrait_h264_aac.mp4 (a phone's portrait clip: 360x640 shown, coded 640x360 turned, 90° matrix)"
+# As a phone records portrait: the sensor's landscape frame holds the scene
+# turned a quarter counterclockwise, and the matrix turns it back, so the
+# testsrc pattern (its counter at the top left) is upright only as shown.
+"${FF[@]}" -f lavfi -i "$(src_video 360x640 3)" -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=3" \
+  -vf transpose=cclock "${X264[@]}" -c:a aac -b:a 64k -ac 2 "${BX[@]}" -movflags +faststart phone_portrait_h264_aac.mp4
+python3 "$DIR/patch-rotation.py" phone_portrait_h264_aac.mp4 90
+assert_eq "$(vprobe1 stream=width phone_portrait_h264_aac.mp4)" 640 "phone clip coded landscape"
+assert_eq "$(vprobe1 stream_side_data=rotation phone_portrait_h264_aac.mp4)" -90 "phone clip shown turned 90° clockwise"
 
 # --------------------------------------------------------------------------
 step "h264_coded_portrait.mp4 (240x320 coded, no rotation)"
@@ -433,14 +446,23 @@ EOF
 
 # --------------------------------------------------------------------------
 step "expected.json (ffprobe facts for every media file)"
-python3 - <<'EOF'
+# Relative to the package root, as the tests read it.
+samples="${MEDIAMUX_SAMPLES:-../shared/media}"
+[[ "$samples" == /* ]] || samples="$DIR/../$samples"
+SAMPLES="$samples" python3 - <<'EOF'
 import json, os, subprocess
 
 SKIP_EXT = {".md", ".sh", ".py", ".json"}
 files = sorted(f for f in os.listdir(".") if os.path.isfile(f) and os.path.splitext(f)[1] not in SKIP_EXT)
-if os.path.isdir("real"):
-    files += sorted("real/" + f for f in os.listdir("real")
-                    if os.path.splitext(f)[1] not in SKIP_EXT)
+samples = os.environ["SAMPLES"]
+paths = {f: f for f in files}
+if os.path.isdir(samples):
+    for f in sorted(os.listdir(samples)):
+        if os.path.splitext(f)[1] not in SKIP_EXT:
+            paths["samples/" + f] = os.path.join(samples, f)
+    files = list(paths)
+else:
+    print("   no samples folder at %s: expected.json describes the fixtures only" % samples)
 
 def num(v, conv=float):
     try:
@@ -459,8 +481,8 @@ result = {"_generated_by": "TestMedia/make-fixtures.sh",
           "files": {}}
 for f in files:
     p = subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-show_format", "-show_streams",
-                        "-of", "json", f], capture_output=True, text=True)
-    entry = {"size": os.path.getsize(f)}
+                        "-of", "json", paths[f]], capture_output=True, text=True)
+    entry = {"size": os.path.getsize(paths[f])}
     if p.returncode != 0:
         entry["probe_error"] = (p.stderr.strip().splitlines() or ["ffprobe failed"])[-1]
         result["files"][f] = entry
@@ -497,7 +519,7 @@ EOF
 
 # --------------------------------------------------------------------------
 step "sizes"
-synthetic=(h264_bframes_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
+synthetic=(h264_bframes_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a aac_chirp_1.5s.m4a
            empty.m4a html_page.m4a truncated_h264.mp4
@@ -509,8 +531,6 @@ all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
 echo "   whole TestMedia folder: $all_total bytes"
 (( syn_total < 700000 )) || fail "synthetic fixtures too big: $syn_total bytes"
-# 15 MB in all; the room above the first 5 MB is for real files only (real/).
-real_total=$(du -sb "$DIR/real" | cut -f1)
-(( all_total - real_total < 5000000 )) || fail "TestMedia without real/ too big: $((all_total - real_total)) bytes"
-(( all_total < 15000000 )) || fail "TestMedia too big: $all_total bytes"
+# Real files stay in the samples folder; the fixtures, seeds and corpus keep within 5 MB.
+(( all_total < 5000000 )) || fail "TestMedia too big: $all_total bytes"
 echo "OK"

@@ -36,7 +36,7 @@ struct BatchReportPageTests {
                "preview": {"sheet": true, "clip": true}},
               {"video": "\(Fixtures.path("h264_rot90.mp4"))", "audio": "\(Fixtures.path("flac_3s.flac"))", "output": "out/b.mp4"},
               {"video": "\(Fixtures.path("text_file.mp4"))", "audio": "\(Fixtures.path("aac_7s.m4a"))", "output": "out/c.mp4"},
-              {"input": "\(Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4"))", "preview": {"sheet": "out/d.png"}}
+              {"input": "\(Fixtures.path("h264_rot270.mp4"))", "preview": {"sheet": "out/d.png"}}
             ]}
             """.utf8).write(to: URL(fileURLWithPath: folder.path("jobs.json")))
         let report = folder.path("report")

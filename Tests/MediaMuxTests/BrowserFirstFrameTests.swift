@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -53,31 +54,39 @@ struct BrowserFirstFrameTests {
     }
 
     @Test func theFirstPictureIsTheSources() async throws {
+        let shown = try await expectFirstPicturesMatch(["h264_frame_index_negative_cts.mp4", "h264_negative_start.mp4"])
+        // Frame 0, in the source and in the copy.
+        #expect(shown["source-h264_frame_index_negative_cts.mp4"]?.index == 0)
+        #expect(shown["h264_frame_index_negative_cts.mp4.out.mp4"]?.index == 0)
+    }
+
+    /// An Apple movie with B-frames and negative composition offsets.
+    @Test(Samples.required) func theFirstPictureOfARealFileIsTheSources() async throws {
+        _ = try await expectFirstPicturesMatch([.sample("apple_h264_bframes_audio_starts_44ms_late.mov")])
+    }
+
+    /// Merges each source, then has Chromium show the source and its copy:
+    /// the same picture at 0.
+    private func expectFirstPicturesMatch(_ sources: [MediaFile]) async throws -> [String: Shown] {
         let folder = try TemporaryFolder()
-        let pairs = [
-            ("h264_frame_index_negative_cts.mp4", "frames.mp4"),
-            ("real/apple_h264_bframes_audio_starts_44ms_late.mov", "apple.mp4"),
-            ("h264_negative_start.mp4", "start.mp4"),
-        ]
         var files: [String] = []
-        for (source, output) in pairs {
-            let copy = "source-" + (source as NSString).lastPathComponent
-            try FileManager.default.copyItem(atPath: Fixtures.path(source), toPath: folder.path(copy))
+        for source in sources {
+            let name = (source.path as NSString).lastPathComponent
+            let (copy, output) = ("source-" + name, name + ".out.mp4")
+            try FileManager.default.copyItem(atPath: source.path, toPath: folder.path(copy))
             _ = try await MuxEngine().merge(
-                video: Fixtures.path(source), audio: Fixtures.path("aac_7s.m4a"), output: folder.path(output),
+                video: source.path, audio: Fixtures.path("aac_7s.m4a"), output: folder.path(output),
                 options: MergeOptions(orientation: .keep))
             files += [copy, output]
         }
         let shown = try Self.firstPictures(files, in: folder)
         #expect(shown.count == files.count, "Chromium showed \(shown)")
-        // Frame 0, in the source and in the copy.
-        #expect(shown["source-h264_frame_index_negative_cts.mp4"]?.index == 0)
-        #expect(shown["frames.mp4"]?.index == 0)
         for index in stride(from: 0, to: files.count, by: 2) {
             let source = try #require(shown[files[index]])
             let output = try #require(shown[files[index + 1]])
             #expect(output.time == "0" && source.time == "0")
             #expect(output.hash == source.hash, "\(files[index]): \(source), output: \(output)")
         }
+        return shown
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -11,10 +12,10 @@ import Testing
 /// presenting, are the output's, sample by sample.
 struct CompositionOffsetTests {
     struct Case: CustomTestStringConvertible, Sendable {
-        var video: String
+        var video: MediaFile
         /// 1-based samples the output must mark as sync although the source does not.
         var newSyncSamples: [Int] = []
-        var testDescription: String { video }
+        var testDescription: String { video.description }
     }
 
     static let cases: [Case] = [
@@ -22,10 +23,12 @@ struct CompositionOffsetTests {
         Case(video: "h264_negative_cts_tail.mp4"),
         // ctts v1 down to -46950 after a first offset of 0; FFmpeg 5.1 places this
         // edit list's start 0.349 s late. Sample 1 is an IDR picture stss leaves out.
-        Case(video: "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", newSyncSamples: [1]),
+        Case(video: .sample("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), newSyncSamples: [1]),
         // Negative offsets stored in a version-0 ctts, with cslg.
-        Case(video: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4"),
-        Case(video: "real/apple_h264_bframes_audio_starts_44ms_late.mov"),
+        Case(video: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4")),
+        Case(video: .sample("apple_h264_bframes_audio_starts_44ms_late.mov")),
+        // iPhone 14 Pro, Dolby Vision 8.4: ctts v1 with some pts below dts.
+        Case(video: .sample("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov")),
     ]
 
     /// The media time where a track's presentation starts: its first non-empty edit.
@@ -33,15 +36,24 @@ struct CompositionOffsetTests {
         track.editList?.first(where: { !$0.isEmpty })?.mediaTime ?? 0
     }
 
-    @Test(arguments: cases)
+    @Test(arguments: cases.filter { !$0.video.isSample })
     func everySampleKeepsItsBytesAndMoment(_ example: Case) async throws {
+        try await expectSamplesKept(example)
+    }
+
+    @Test(Samples.required, arguments: cases.filter(\.video.isSample))
+    func everySampleOfRealFilesKeepsItsBytesAndMoment(_ example: Case) async throws {
+        try await expectSamplesKept(example)
+    }
+
+    private func expectSamplesKept(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         _ = try await MuxEngine().merge(
-            video: Fixtures.path(example.video), audio: Fixtures.path("aac_7s.m4a"), output: output,
+            video: example.video.path, audio: Fixtures.path("aac_7s.m4a"), output: output,
             options: MergeOptions(orientation: .keep))
 
-        let source = try #require(try MP4File(path: Fixtures.path(example.video)).videoTracks.first)
+        let source = try #require(try MP4File(path: example.video.path).videoTracks.first)
         let copy = try #require(try MP4File(path: output).videoTracks.first)
         #expect(copy.issues.isEmpty)
         #expect(copy.sampleCount == source.sampleCount, "every sample of these short clips is shown, so every one is copied")

@@ -55,7 +55,7 @@ import Testing
     /// Copied (AAC) for even merges, encoded to AAC (FLAC) for odd ones, which are the cancelled ones.
     static func audio(_ index: Int) -> String { Fixtures.path(index % 2 == 0 ? "aac_7s.m4a" : "flac_3s.flac") }
     static let songs = ["aac_2s.m4a", "aac_7s.m4a", "aac_chirp_1.5s.m4a", "alac_2s.m4a"]
-    static let frameSources = ["h264_bframes_aac.mp4", "h264_rot90.mp4", "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", "h264_frame_index.mp4"]
+    static let frameSources = ["h264_bframes_aac.mp4", "h264_rot90.mp4", "hevc_hdr10_entry_boxes.mp4", "h264_frame_index.mp4"]
     static let frameOptions = FrameOptions(selection: .evenlySpaced(count: 6), size: 96)
 
     static func frames(_ engine: MuxEngine, _ path: String, cancelAfterFirst: Bool) async throws -> [UInt8] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -11,17 +12,25 @@ import Testing
 /// does not judge a file that MediaMux wrote to work around it.
 struct DecodedFrameTests {
     static let videos = [
-        // The first IDR picture is missing from stss; FFmpeg 5.1 misreads the edit start.
-        "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
-        // Dolby Vision 8.4, negative composition offsets in a version-0 ctts.
-        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4",
-        "real/apple_h264_bframes_audio_starts_44ms_late.mov",
-        "real/android14_hevc_hlg_audio_track_first.mp4",
         "h264_negative_cts_tail.mp4",
         // The edit starts on a B-frame after a keyframe.
         "h264_negative_start.mp4",
         "h264_bframes_aac.mp4",
         "hevc_hdr10_entry_boxes.mp4",
+    ]
+
+    static let realVideos = [
+        // The first IDR picture is missing from stss; FFmpeg 5.1 misreads the edit start.
+        // That picture is presented after the 13 decoded next, so FFmpeg's best-effort
+        // frame times label later pictures two frames off: each frame's own pts is used.
+        "iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
+        // Dolby Vision 8.4, negative composition offsets in a version-0 ctts.
+        "iphone_hevc_rot90_aac_mebx_0.3s.mp4",
+        // iPhone 14 Pro, Dolby Vision 8.4: ctts v1 whose offsets put some pictures before their decode time.
+        "iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov",
+        "apple_h264_bframes_audio_starts_44ms_late.mov",
+        "android14_hevc_hlg_audio_track_first.mp4",
+        "av1_hdr10_mdcv_clli.mp4",
     ]
 
     /// The frames a player shows from the track's edit: the one on screen at
@@ -45,11 +54,20 @@ struct DecodedFrameTests {
 
     @Test(arguments: videos)
     func theOutputShowsTheSourcesFirstFrames(_ video: String) async throws {
+        try await expectSourcesFirstFrames(Fixtures.path(video))
+    }
+
+    @Test(Samples.required, arguments: realVideos)
+    func theOutputShowsARealSourcesFirstFrames(_ video: String) async throws {
+        try await expectSourcesFirstFrames(Samples.path(video))
+    }
+
+    private func expectSourcesFirstFrames(_ video: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         _ = try await MuxEngine().merge(
-            video: Fixtures.path(video), audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
-        let sourceFile = try MP4File(path: Fixtures.path(video))
+            video: video, audio: Fixtures.path("aac_7s.m4a"), output: output, options: MergeOptions(orientation: .keep))
+        let sourceFile = try MP4File(path: video)
         let copyFile = try MP4File(path: output)
         let source = try Self.shown(try #require(sourceFile.videoTracks.first), movieTimescale: sourceFile.movieTimescale)
         let copy = try Self.shown(try #require(copyFile.videoTracks.first), movieTimescale: copyFile.movieTimescale)
@@ -69,7 +87,15 @@ struct DecodedFrameTests {
     /// and between them, judged by the tests' reader and decoder.
     @Test(arguments: videos)
     func previewsShowWhatTheEditListShows(_ video: String) throws {
-        let path = Fixtures.path(video)
+        try expectPreviewsAsTheEditListShows(Fixtures.path(video))
+    }
+
+    @Test(Samples.required, arguments: realVideos)
+    func previewsOfRealFilesShowWhatTheEditListShows(_ video: String) throws {
+        try expectPreviewsAsTheEditListShows(Samples.path(video))
+    }
+
+    private func expectPreviewsAsTheEditListShows(_ path: String) throws {
         let file = try MP4File(path: path)
         let track = try #require(file.videoTracks.first)
         let frames = try TrackDecoder.frames(of: track).sorted { $0.time < $1.time }

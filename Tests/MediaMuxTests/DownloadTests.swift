@@ -15,10 +15,24 @@ struct DownloadTests {
 
     static let smallPath = Fixtures.path("aac_7s.m4a")
     static let otherPath = Fixtures.path("aac_2s.m4a")
-    static let bigPath = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
     static let small = bytes(smallPath)
     static let other = bytes(otherPath)
-    static let big = bytes(bigPath)
+    /// 3.2 MB, so that a transfer takes many reads and can be cut midway: a
+    /// soundtrack followed by a `free` box of pseudo-random bytes (a wrong
+    /// byte anywhere changes the hash), still an MP4 with a sound track.
+    static let big: [UInt8] = {
+        let filler = 3_200_000
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var box = withUnsafeBytes(of: UInt32(filler + 8).bigEndian, Array.init) + Array("free".utf8)
+        box.reserveCapacity(filler + 8)
+        for _ in 0..<filler {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            box.append(UInt8(truncatingIfNeeded: state))
+        }
+        return small + box
+    }()
     static let smallHash = sha256(small)
     static let otherHash = sha256(other)
     static let bigHash = sha256(big)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -9,35 +10,53 @@ import Testing
 /// media time, and the padding at the end (LAME, Opus end trimming) is cut
 /// by the edit's duration. Decoded lengths are the sample counts of
 /// `ffmpeg -i AUDIO -f s16le -ac 1 - | wc -c` / 2 (FFmpeg 5.1.9), recorded
-/// in TestMedia/README.md.
+/// in TestMedia/README.md for the fixtures and here for the real files.
 struct GaplessTests {
     struct Case: CustomTestStringConvertible, Sendable {
-        var audio: String
+        var audio: MediaFile
         var decodedSamples: Int64
         var sampleRate: Int64
         /// Samples before the first one heard, as the output's edit list must skip them.
         var delay: Int64
-        var testDescription: String { audio }
+        var testDescription: String { audio.description }
     }
 
     static let cases: [Case] = [
         // libmp3lame CBR: LAME tag delay 576 + the decoder's 529.
         Case(audio: "mp3_5s.mp3", decodedSamples: 220_500, sampleRate: 44_100, delay: 1105),
         // LAME 3.99 VBR with a Xing header: delay 576 + 529, padding 107 in the last frame.
-        Case(audio: "real/lame399_vbr_xing_lametag_mono.mp3", decodedSamples: 172_740, sampleRate: 44_100, delay: 1105),
+        Case(audio: .sample("lame399_vbr_xing_lametag_mono.mp3"), decodedSamples: 172_740, sampleRate: 44_100, delay: 1105),
         // Ogg Opus: pre-skip 312, the last page's granule trims 648 samples.
         Case(audio: "opus_5s.ogg", decodedSamples: 240_000, sampleRate: 48_000, delay: 312),
         // WebM Opus: CodecDelay 312 with millisecond timestamps, DiscardPadding 648.
         Case(audio: "opus_5s.webm", decodedSamples: 240_000, sampleRate: 48_000, delay: 312),
         // Chrome's MediaRecorder: no CodecDelay, 60 ms packets, times rounded to ms.
-        Case(audio: "real/chrome_mediarecorder_opus_no_duration.webm", decodedSamples: 1_224_000, sampleRate: 48_000, delay: 0),
+        Case(audio: .sample("chrome_mediarecorder_opus_no_duration.webm"), decodedSamples: 1_224_000, sampleRate: 48_000, delay: 0),
+        // LAME VBR from FFmpeg's libmp3lame, 48 kHz stereo, Xing header with a TOC:
+        // its LAME tag says delay 576 (+ 529 the decoder's) and padding 576 (47 past the decoder's 529).
+        Case(audio: .sample("lame_vbr_xing_toc_stereo.mp3"), decodedSamples: 133_632, sampleRate: 48_000, delay: 1105),
+        // WebM Opus, mono: CodecDelay 6.5 ms (312 samples), pre-skip 312; ffprobe says 3.008 s.
+        Case(audio: .sample("opus_webm_audio_only_preskip_3s.webm"), decodedSamples: 144_000, sampleRate: 48_000, delay: 312),
+        // Ogg Opus, 6 channels (mapping family 1) from an 8 kHz input: pre-skip 312; ffprobe says 3.0065 s.
+        Case(audio: .sample("opus_ogg_6ch_8khz.ogg"), decodedSamples: 144_000, sampleRate: 48_000, delay: 312),
+        // Opus in fragmented MP4 (five moof/mdat pairs): pre-skip 0.
+        Case(audio: .sample("fmp4_opus_audio.mp4"), decodedSamples: 120_000, sampleRate: 48_000, delay: 0),
     ]
 
-    @Test(arguments: cases)
+    @Test(arguments: cases.filter { !$0.audio.isSample })
     func theSoundtrackEndsWithItsDecodedSamples(_ example: Case) async throws {
+        try await expectEndAtTheDecodedSamples(example)
+    }
+
+    @Test(Samples.required, arguments: cases.filter(\.audio.isSample))
+    func aRealSoundtrackEndsWithItsDecodedSamples(_ example: Case) async throws {
+        try await expectEndAtTheDecodedSamples(example)
+    }
+
+    private func expectEndAtTheDecodedSamples(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
-        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: Fixtures.path(example.audio), output: output)
+        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: example.audio.path, output: output)
         let expected = Double(example.decodedSamples) / Double(example.sampleRate)
         #expect(report.endReason == .audioEndsFirst)
 
@@ -58,9 +77,18 @@ struct GaplessTests {
         }
     }
 
-    @Test(arguments: cases)
+    @Test(arguments: cases.filter { !$0.audio.isSample })
     func theProbeGivesTheDecodedLength(_ example: Case) async throws {
-        let info = try await MuxEngine().probe(Fixtures.path(example.audio))
+        try await expectProbedDecodedLength(example)
+    }
+
+    @Test(Samples.required, arguments: cases.filter(\.audio.isSample))
+    func theProbeOfARealFileGivesTheDecodedLength(_ example: Case) async throws {
+        try await expectProbedDecodedLength(example)
+    }
+
+    private func expectProbedDecodedLength(_ example: Case) async throws {
+        let info = try await MuxEngine().probe(example.audio.path)
         let audio = try #require(info.audioStreams.first)
         #expect(audio.start == .zero())
         let seconds = try #require(audio.end).seconds

@@ -1,6 +1,7 @@
 import Foundation
 import SystemPackage
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 
@@ -18,12 +19,21 @@ struct LibraryAPITests {
         return try (0..<track.sampleCount).map { try track.sampleData($0) }
     }
 
-    @Test func probeSaysDurationSizeAndRotationAtTheTop() async throws {
-        let phone = try await MuxEngine().probe(FilePath(Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")))
+    @Test(Samples.required) func probeOfAPhoneClipSaysDurationSizeAndRotationAtTheTop() async throws {
+        let phone = try await MuxEngine().probe(FilePath(Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")))
         #expect(phone.rotation == 90)
         #expect(phone.displaySize == VideoSize(width: 1080, height: 1920))
         #expect(phone.duration == MediaTime(value: 27722, timescale: 10000))
         #expect(phone.video?.codec == "hevc" && phone.audio?.codec == "aac")
+    }
+
+    @Test func probeSaysDurationSizeAndRotationAtTheTop() async throws {
+        // Coded 320x240, shown turned 90° clockwise.
+        let turned = try await MuxEngine().probe(FilePath(Fixtures.path("h264_rot90.mp4")))
+        #expect(turned.rotation == 90)
+        #expect(turned.displaySize == VideoSize(width: 240, height: 320))
+        #expect(turned.duration == MediaTime(3))
+        #expect(turned.video?.codec == "h264" && turned.audio == nil)
         // Non-square pixels (4:3) widen the 120x90 picture as players show it.
         let wide = try await MuxEngine().probe(Fixtures.path("h264_frame_index.mp4"))
         #expect(wide.displaySize == VideoSize(width: 160, height: 90))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -9,27 +10,28 @@ import Testing
 /// display matrix, the sample entry, and the copied samples' bytes.
 struct MergeTests {
     struct Case: CustomTestStringConvertible, Sendable {
-        var video: String
-        var audio: String
+        var video: MediaFile
+        var audio: MediaFile
         /// The expected end, from the fixtures' own facts (SOURCES.md, TestMedia/README.md).
         var seconds: Double
         var rotation = 0
         var videoTag: String? = nil
         var orientation: Orientation = .landscape
         var testDescription: String { "\(video) + \(audio)" }
+        var readsSamples: Bool { video.isSample || audio.isSample }
     }
 
     static let cases: [Case] = [
         // H.264 with B-frames (4.0 s) cut by a 2.0 s AAC.
         Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", seconds: 2.0, videoTag: "avc1"),
         // iPhone HEVC, B-frames, edit list starting before the first sync sample: elst 27722/10000 s.
-        Case(video: "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", audio: "aac_7s.m4a", seconds: 2.7722, videoTag: "hvc1"),
+        Case(video: .sample("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: "aac_7s.m4a", seconds: 2.7722, videoTag: "hvc1"),
         // Audio starting 44 ms late: empty edit 1320/30000 + 29259/30000.
-        Case(video: "real/apple_h264_bframes_audio_starts_44ms_late.mov", audio: "real/apple_h264_bframes_audio_starts_44ms_late.mov", seconds: 30579.0 / 30000),
+        Case(video: .sample("apple_h264_bframes_audio_starts_44ms_late.mov"), audio: .sample("apple_h264_bframes_audio_starts_44ms_late.mov"), seconds: 30579.0 / 30000),
         // iTunSMPB-only priming: 7119 valid samples at 22050 Hz.
-        Case(video: "h264_bframes_aac.mp4", audio: "real/nero_aac_lc_22khz_mono_itunsmpb.m4a", seconds: 7119.0 / 22050),
+        Case(video: "h264_bframes_aac.mp4", audio: .sample("nero_aac_lc_22khz_mono_itunsmpb.m4a"), seconds: 7119.0 / 22050),
         // VP9 in WebM (ns timestamps) with fdkaac iTunSMPB: 11187 valid samples at 44.1 kHz.
-        Case(video: "real/vp9_642x642_mkvmerge_timescale1ns.webm", audio: "real/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", seconds: 11187.0 / 44100),
+        Case(video: .sample("vp9_642x642_mkvmerge_timescale1ns.webm"), audio: .sample("fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a"), seconds: 11187.0 / 44100),
         // VP9 in MP4: the vpcC box must survive (the muxer rebuilds it from the pixel format).
         Case(video: "vp9.mp4", audio: "aac_7s.m4a", seconds: 2.0, videoTag: "vp09"),
         // HEVC tagged hev1 comes out hvc1.
@@ -43,24 +45,39 @@ struct MergeTests {
         // Matroska video 3 s long, starting 23 ms after its own audio: shown from 0 with the MP3.
         Case(video: "h264_aac.mkv", audio: "mp3_5s.mp3", seconds: 3.0),
         // AV1 with Opus from a WebM without duration.
-        Case(video: "av1.mp4", audio: "real/chrome_mediarecorder_opus_no_duration.webm", seconds: 1.5),
+        Case(video: "av1.mp4", audio: .sample("chrome_mediarecorder_opus_no_duration.webm"), seconds: 1.5),
         // Android layout with a VBR MP3.
-        Case(video: "real/android14_hevc_hlg_audio_track_first.mp4", audio: "real/lame399_vbr_xing_lametag_mono.mp3", seconds: 0.3001),
+        Case(video: .sample("android14_hevc_hlg_audio_track_first.mp4"), audio: .sample("lame399_vbr_xing_lametag_mono.mp3"), seconds: 0.3001),
         // Rotation: landscape rule and keep.
         Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
         Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90, orientation: .keep),
         Case(video: "h264_rot180.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 180),
         Case(video: "h264_rot270.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
         Case(video: "h264_coded_portrait.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90),
-        Case(video: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", audio: "aac_7s.m4a", seconds: 179.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+        Case(video: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4"), audio: "aac_7s.m4a", seconds: 179.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+        // iPhone 14 Pro, Dolby Vision 8.4: elst 64/600 s over ctts v1 offsets that put pictures before their decode time.
+        Case(video: .sample("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov"), audio: "aac_7s.m4a", seconds: 64.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+        // AV1 10-bit PQ, coded portrait 720x1280: 127 frames of 1001/30000 s.
+        Case(video: .sample("av1_hdr10_mdcv_clli.mp4"), audio: "aac_7s.m4a", seconds: 127 * 1001.0 / 30000, videoTag: "av01", orientation: .keep),
+        // Two clips cut for joins (one avcC): 125 frames at 25 fps, against 5.015 s of the other's AAC.
+        Case(video: .sample("join_preroll_h264_640x360_aac_5s.mp4"), audio: .sample("join_midroll_h264_640x360_aac_5s.mp4"), seconds: 5.0, videoTag: "avc1"),
     ]
 
-    @Test(arguments: cases)
+    @Test(arguments: cases.filter { !$0.readsSamples })
     func mergeIsExact(_ example: Case) async throws {
+        try await expectExactMerge(example)
+    }
+
+    @Test(Samples.required, arguments: cases.filter(\.readsSamples))
+    func mergeOfRealFilesIsExact(_ example: Case) async throws {
+        try await expectExactMerge(example)
+    }
+
+    private func expectExactMerge(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(
-            video: Fixtures.path(example.video), audio: Fixtures.path(example.audio), output: output,
+            video: example.video.path, audio: example.audio.path, output: output,
             options: MergeOptions(orientation: example.orientation))
         #expect(folder.contents == ["out.mp4"], "no temporary file is left behind")
 
@@ -86,8 +103,8 @@ struct MergeTests {
         if let tag = example.videoTag { #expect(video.sampleFormat == tag) }
         #expect(report.rotation.degrees == example.rotation)
 
-        try expectCopied(video, from: Fixtures.path(example.video), handler: "vide")
-        try expectCopied(try #require(file.audioTracks.first), from: Fixtures.path(example.audio), handler: "soun")
+        try expectCopied(video, from: example.video.path, handler: "vide")
+        try expectCopied(try #require(file.audioTracks.first), from: example.audio.path, handler: "soun")
     }
 
     /// The codec configuration box of a track's sample description (avcC,
@@ -155,11 +172,11 @@ struct MergeTests {
         }
     }
 
-    @Test func startOffsetsAndPrimingSurvive() async throws {
+    @Test(Samples.required) func startOffsetsAndPrimingSurvive() async throws {
         let folder = try TemporaryFolder()
         // Audio 44 ms late (empty edit of 1320/30000 s) keeps its delay.
         let late = folder.path("late.mp4")
-        let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        let movie = Samples.path("apple_h264_bframes_audio_starts_44ms_late.mov")
         _ = try await MuxEngine().merge(video: movie, audio: movie, output: late)
         let lateFile = try MP4File(path: late)
         let lateEdits = try #require(lateFile.audioTracks.first?.editList)
@@ -167,9 +184,10 @@ struct MergeTests {
         #expect(abs(Double(lateEdits[0].segmentDuration) / Double(lateFile.movieTimescale) - 0.044) < 0.0005)
 
         // Priming given by an edit list (FFmpeg's AAC: 1024 samples) and by iTunSMPB (Nero: 2624).
-        for (audio, priming, rate) in [("aac_7s.m4a", 1024, 44100), ("real/nero_aac_lc_22khz_mono_itunsmpb.m4a", 2624, 22050)] {
+        let primings: [(audio: MediaFile, priming: Int, rate: Int)] = [("aac_7s.m4a", 1024, 44100), (.sample("nero_aac_lc_22khz_mono_itunsmpb.m4a"), 2624, 22050)]
+        for (audio, priming, rate) in primings {
             let output = folder.path("primed-\(priming).mp4")
-            _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot180.mp4"), audio: Fixtures.path(audio), output: output)
+            _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot180.mp4"), audio: audio.path, output: output)
             let track = try #require(try MP4File(path: output).audioTracks.first)
             let edit = try #require(track.editList?.last)
             #expect(track.mediaTimescale == UInt32(rate))
@@ -234,7 +252,7 @@ struct MergeTests {
         let folder = try TemporaryFolder()
         let output = folder.path("cancelled.mp4")
         let task = Task {
-            try await MuxEngine().merge(video: Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: output)
+            try await MuxEngine().merge(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: output)
         }
         task.cancel()
         do {
@@ -272,19 +290,31 @@ struct MergeTests {
                 try await MuxEngine().merge(video: video, audio: Fixtures.path(name), output: output)
             }
         }
-        for (name, asAudio) in [("truncated_h264.mp4", false), ("real/truncated_coremedia_fmp4_aac.mp4", true), ("real/fuzz_two_moov_no_mdat_bad_timescale.mp4", false)] {
-            do {
-                _ = try await MuxEngine().merge(video: asAudio ? video : Fixtures.path(name), audio: asAudio ? Fixtures.path(name) : audio, output: output)
-                Issue.record("\(name) was merged")
-            } catch {
-                guard case .damaged(let path, _) = error else {
-                    Issue.record("\(name): \(error)")
-                    continue
-                }
-                #expect(path == Fixtures.path(name))
-            }
-        }
+        try await expectDamaged(.fixture("truncated_h264.mp4"), asAudio: false, in: folder)
         #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
+    }
+
+    /// Real damaged files: a fragmented MP4 cut short (Core Media), and a
+    /// fuzz input with two movie headers and no media data.
+    @Test(Samples.required) func realDamagedFilesAreNamedErrors() async throws {
+        let folder = try TemporaryFolder()
+        try await expectDamaged(.sample("truncated_coremedia_fmp4_aac.mp4"), asAudio: true, in: folder)
+        try await expectDamaged(.sample("fuzz_two_moov_no_mdat_bad_timescale.mp4"), asAudio: false, in: folder)
+        #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
+    }
+
+    private func expectDamaged(_ file: MediaFile, asAudio: Bool, in folder: TemporaryFolder) async throws {
+        let (video, audio) = (Fixtures.path("h264_rot90.mp4"), Fixtures.path("aac_2s.m4a"))
+        do {
+            _ = try await MuxEngine().merge(video: asAudio ? video : file.path, audio: asAudio ? file.path : audio, output: folder.path("out.mp4"))
+            Issue.record("\(file) was merged")
+        } catch {
+            guard case .damaged(let path, _) = error else {
+                Issue.record("\(file): \(error)")
+                return
+            }
+            #expect(path == file.path)
+        }
     }
 
     /// An MP4 cut before its moov (the download that stopped early) is damage,

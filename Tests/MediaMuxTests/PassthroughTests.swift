@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -13,7 +14,7 @@ struct PassthroughTests {
     static let structural: Set<String> = ["frma", "mp4a", "\0\0\0\0", "wave"]
 
     struct Case: CustomTestStringConvertible, Sendable {
-        var video: String
+        var video: MediaFile
         var output: String
         /// Types the source has that must be among the output's (besides the byte-for-byte check).
         var mustCarry: [String]
@@ -23,23 +24,38 @@ struct PassthroughTests {
     static let cases: [Case] = ["mp4", "mov"].flatMap { container in
         [
             // Dolby Vision 8.4 (dvvC), HLG colour as QuickTime's nclc.
-            Case(video: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", output: container, mustCarry: ["hvcC", "dvvC", "colr"]),
-            Case(video: "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4", output: container, mustCarry: ["hvcC", "pasp", "colr"]),
-            Case(video: "real/android14_hevc_hlg_audio_track_first.mp4", output: container, mustCarry: ["hvcC", "colr"]),
-            Case(video: "real/apple_h264_bframes_audio_starts_44ms_late.mov", output: container, mustCarry: ["avcC", "colr"]),
+            Case(video: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4"), output: container, mustCarry: ["hvcC", "dvvC", "colr"]),
+            // iPhone 14 Pro: Dolby Vision 8.4 and Apple's ambient viewing environment (amve).
+            Case(video: .sample("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov"), output: container, mustCarry: ["hvcC", "dvvC", "colr", "amve"]),
+            Case(video: .sample("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), output: container, mustCarry: ["hvcC", "pasp", "colr"]),
+            Case(video: .sample("android14_hevc_hlg_audio_track_first.mp4"), output: container, mustCarry: ["hvcC", "colr"]),
+            Case(video: .sample("apple_h264_bframes_audio_starts_44ms_late.mov"), output: container, mustCarry: ["avcC", "colr"]),
             // HDR10 mastering display and light levels, amve, clap and an unknown box.
             Case(video: "hevc_hdr10_entry_boxes.mp4", output: container, mustCarry: ["mdcv", "clli", "amve", "clap", "zzzz"]),
             // Dolby Vision profile 5: the entry stays dvh1, which FFmpeg 5.1 cannot write.
             Case(video: "hevc_dv_profile5.mp4", output: container, mustCarry: ["hvcC", "dvcC"]),
         ]
+    } + [
+        // AV1 with PQ and BT.2020 in an nclx colr, into MP4 (MOV cannot hold AV1). SOURCES.md
+        // says mdcv and clli too, but the file has neither box, nor metadata OBUs.
+        Case(video: .sample("av1_hdr10_mdcv_clli.mp4"), output: "mp4", mustCarry: ["av1C", "colr", "fiel"]),
+    ]
+
+    @Test(arguments: cases.filter { !$0.video.isSample })
+    func videoSampleEntryBoxesArriveByteForByte(_ example: Case) async throws {
+        try await expectSampleEntryKept(example)
     }
 
-    @Test(arguments: cases)
-    func videoSampleEntryBoxesArriveByteForByte(_ example: Case) async throws {
+    @Test(Samples.required, arguments: cases.filter(\.video.isSample))
+    func realVideoSampleEntryBoxesArriveByteForByte(_ example: Case) async throws {
+        try await expectSampleEntryKept(example)
+    }
+
+    private func expectSampleEntryKept(_ example: Case) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + example.output)
-        let report = try await MuxEngine().merge(video: Fixtures.path(example.video), audio: Fixtures.path("aac_2s.m4a"), output: output)
-        let source = try #require(try MP4File(path: Fixtures.path(example.video)).videoTracks.first)
+        let report = try await MuxEngine().merge(video: example.video.path, audio: Fixtures.path("aac_2s.m4a"), output: output)
+        let source = try #require(try MP4File(path: example.video.path).videoTracks.first)
         let copy = try #require(try MP4File(path: output).videoTracks.first)
         #expect(copy.sampleFormat == source.sampleFormat)
         #expect(report.video.codecTag == copy.sampleFormat)
@@ -54,12 +70,12 @@ struct PassthroughTests {
     /// iPhone) and the audio's tgas (Apple .mov) arrive byte for byte. Track
     /// references do not: the iPhone's tie its metadata tracks, which are not
     /// copied, to the video by track IDs the output does not have.
-    @Test(arguments: ["mp4", "mov"])
+    @Test(Samples.required, arguments: ["mp4", "mov"])
     func trackBoxesArriveByteForByte(_ container: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + container)
-        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
-        let audio = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        let video = Samples.path("iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let audio = Samples.path("apple_h264_bframes_audio_starts_44ms_late.mov")
         _ = try await MuxEngine().merge(video: video, audio: audio, output: output)
         func boxes(_ file: MP4File, _ track: MP4File.Track?, _ type: String) throws -> [[UInt8]] {
             try #require(track).box.children.filter { $0.type == type }.map { try file.bytes(of: $0) }
@@ -112,11 +128,11 @@ struct PassthroughTests {
     /// Audio from a QuickTime movie: its esds sits inside a `wave` box, which
     /// MP4 does not have. In .mp4 the esds stands in the entry itself; in .mov
     /// it goes into the muxer's own wave.
-    @Test(arguments: ["mp4", "mov"])
+    @Test(Samples.required, arguments: ["mp4", "mov"])
     func quickTimeAudioConfigurationLeavesItsWaveBox(_ container: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + container)
-        let movie = Fixtures.path("real/apple_h264_bframes_audio_starts_44ms_late.mov")
+        let movie = Samples.path("apple_h264_bframes_audio_starts_44ms_late.mov")
         _ = try await MuxEngine().merge(video: Fixtures.path("h264_rot90.mp4"), audio: movie, output: output)
         let source = try #require(try MP4File(path: movie).audioTracks.first)
         let copy = try #require(try MP4File(path: output).audioTracks.first)
@@ -130,11 +146,12 @@ struct PassthroughTests {
 
     // MARK: Metadata
 
-    @Test(arguments: ["mp4", "mov"])
-    func iPhoneCaptureMetadataIsKept(_ container: String) async throws {
+    /// iPhone 12 Pro Max and iPhone 14 Pro recordings.
+    @Test(Samples.required, arguments: ["iphone_hevc_rot90_aac_mebx_0.3s.mp4", "iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov"], ["mp4", "mov"])
+    func iPhoneCaptureMetadataIsKept(_ name: String, _ container: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out." + container)
-        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let video = Samples.path(name)
         let report = try await MuxEngine().merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: output)
         let keys = [
             "com.apple.quicktime.location.accuracy.horizontal", "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.make",
@@ -154,16 +171,17 @@ struct PassthroughTests {
 
     /// Android writes its location as QuickTime user data (©xyz); an older
     /// Apple/FFmpeg movie as an iTunes-style tag item.
-    @Test(arguments: [
-        ("real/android14_hevc_hlg_audio_track_first.mp4", "udta/\u{A9}xyz"),
-        ("real/apple_h264_bframes_audio_starts_44ms_late.mov", "udta/meta/ilst/\u{A9}xyz"),
+    @Test(Samples.required, arguments: [
+        ("android14_hevc_hlg_audio_track_first.mp4", "udta/\u{A9}xyz"),
+        ("apple_h264_bframes_audio_starts_44ms_late.mov", "udta/meta/ilst/\u{A9}xyz"),
     ])
-    func userDataLocationIsKept(_ video: String, _ path: String) async throws {
+    func userDataLocationIsKept(_ name: String, _ path: String) async throws {
+        let video = Samples.path(name)
         for container in ["mp4", "mov"] {
             let folder = try TemporaryFolder()
             let output = folder.path("out." + container)
-            _ = try await MuxEngine().merge(video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output)
-            let source = try MP4File(path: Fixtures.path(video))
+            _ = try await MuxEngine().merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: output)
+            let source = try MP4File(path: video)
             let copy = try MP4File(path: output)
             let location = try source.bytes(of: try #require(source.moov.find(path).first))
             let written = try copy.moov.find(path).map { try copy.bytes(of: $0) }
@@ -171,25 +189,27 @@ struct PassthroughTests {
         }
     }
 
-    @Test(arguments: [
-        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", "real/android14_hevc_hlg_audio_track_first.mp4",
-        "real/apple_h264_bframes_audio_starts_44ms_late.mov",
+    @Test(Samples.required, arguments: [
+        "iphone_hevc_rot90_aac_mebx_0.3s.mp4", "iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov",
+        "android14_hevc_hlg_audio_track_first.mp4", "apple_h264_bframes_audio_starts_44ms_late.mov",
     ])
-    func noMetadataLeavesNoLocationAnywhere(_ video: String) async throws {
+    func noMetadataLeavesNoLocationAnywhere(_ name: String) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
+        let video = Samples.path(name)
         let report = try await MuxEngine().merge(
-            video: Fixtures.path(video), audio: Fixtures.path("aac_2s.m4a"), output: output, options: MergeOptions(keepsMetadata: false))
+            video: video, audio: Fixtures.path("aac_2s.m4a"), output: output, options: MergeOptions(keepsMetadata: false))
         let bytes = try Data(contentsOf: URL(fileURLWithPath: output))
-        // The three files' coordinates, Apple's key, and the user-data type.
-        for needle in ["+37.7450-122.4301", "+51.5335-000.1261", "+40.6892-074.0445", "ISO6709", "iPhone", "\u{A9}xyz"] {
+        // The four files' coordinates, Apple's key, and the user-data type.
+        let needles = ["+37.7450-122.4301", "+51.5335-000.1261", "+51.5334-000.1255", "+40.6892-074.0445", "ISO6709", "iPhone", "\u{A9}xyz"]
+        for needle in needles {
             let pattern = Data(needle.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })
             #expect(bytes.range(of: pattern) == nil, "\(needle) is in the output")
         }
         #expect(report.keptMetadata.isEmpty)
         #expect(try Self.creationTime(MP4File(path: output)) == 0)
         // The sources do have them: the search would have found them.
-        let source = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(video)))
+        let source = try Data(contentsOf: URL(fileURLWithPath: video))
         #expect(source.range(of: Data("\u{A9}xyz".unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })) != nil || source.range(of: Data("ISO6709".utf8)) != nil)
     }
 
@@ -199,9 +219,9 @@ struct PassthroughTests {
         return mvhd[8] == 1 ? mvhd[12..<20].reduce(0) { $0 << 8 | UInt64($1) } : mvhd[12..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    @Test func theReportNamesEveryStreamLeftOut() async throws {
+    @Test(Samples.required) func theReportNamesEveryStreamLeftOut() async throws {
         let folder = try TemporaryFolder()
-        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let video = Samples.path("iphone_hevc_rot90_aac_mebx_0.3s.mp4")
         let report = try await MuxEngine().merge(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
         #expect(report.leftOut.map(\.streamIndex) == [1, 2, 3, 4])
         #expect(report.leftOut.allSatisfy { $0.path == video })
@@ -213,9 +233,9 @@ struct PassthroughTests {
 
     /// A moov that outgrows the room reserved for it goes to the end of the
     /// file, whole; the old one becomes free space and every sample stays put.
-    @Test func aMovieHeaderThatOutgrowsItsRoomMovesToTheEnd() async throws {
+    @Test(Samples.required) func aMovieHeaderThatOutgrowsItsRoomMovesToTheEnd() async throws {
         let folder = try TemporaryFolder()
-        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        let video = Samples.path("iphone_hevc_rot90_aac_mebx_0.3s.mp4")
         var bare = try await MuxEngine().plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
         bare.video.sampleEntry = nil
         bare.audio.sampleEntry = nil
@@ -285,14 +305,24 @@ struct PassthroughTests {
     }
 
     /// Parsing a movie header and writing it back gives the same bytes.
-    @Test(arguments: [
-        "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", "real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
-        "real/android14_hevc_hlg_audio_track_first.mp4", "real/apple_h264_bframes_audio_starts_44ms_late.mov",
-        "real/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", "real/nero_aac_lc_22khz_mono_itunsmpb.m4a",
-        "hevc_hdr10_entry_boxes.mp4", "h264_bframes_aac.mp4", "aac_7s.m4a",
-    ])
+    @Test(arguments: ["hevc_hdr10_entry_boxes.mp4", "h264_bframes_aac.mp4", "aac_7s.m4a"])
     func movieTreesRoundTrip(_ name: String) throws {
-        let descriptor = open(Fixtures.path(name), O_RDONLY)
+        try expectRoundTrip(Fixtures.path(name))
+    }
+
+    @Test(Samples.required, arguments: [
+        "iphone_hevc_rot90_aac_mebx_0.3s.mp4", "iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4",
+        "iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov", "av1_hdr10_mdcv_clli.mp4",
+        "android14_hevc_hlg_audio_track_first.mp4", "apple_h264_bframes_audio_starts_44ms_late.mov",
+        "fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a", "nero_aac_lc_22khz_mono_itunsmpb.m4a",
+        "fmp4_h264_aac_sidx_seekable.mp4", "fmp4_opus_audio.mp4",
+    ])
+    func realMovieTreesRoundTrip(_ name: String) throws {
+        try expectRoundTrip(Samples.path(name))
+    }
+
+    private func expectRoundTrip(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
         let moov = try readMovieBox(descriptor: descriptor)

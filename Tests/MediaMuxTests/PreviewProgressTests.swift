@@ -3,6 +3,7 @@ import NIOPosix
 @testable import MediaMux
 @testable import MediaMuxPreview
 import Testing
+import TestSupport
 
 /// Progress of previews: whatever the throttle lets through never goes
 /// backwards, stays within 0...1, and the last report says the job is
@@ -11,7 +12,7 @@ import Testing
 /// the result; a loop left early cancels the job.
 struct PreviewProgressTests {
     static let frameIndex = Fixtures.path("h264_frame_index.mp4")
-    static let iphone = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+    static let iphone = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
 
     /// Checks what every call's reports share, and returns the last one.
     static func checkedLast(_ reports: [PreviewProgress], _ what: String) throws -> PreviewProgress {
@@ -27,7 +28,7 @@ struct PreviewProgressTests {
 
     /// The iPhone video is variable frame rate: an estimate from its frame
     /// rate said 0.78 when the clip was done.
-    @Test func aClipEndsComplete() async throws {
+    @Test(Samples.required) func aClipEndsComplete() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.mp4")
         let reports = Reports()
@@ -105,7 +106,7 @@ struct PreviewProgressTests {
     /// threads are. The pool is the test's own: its shutdown waits for the
     /// work on its thread, so the cancelled clip has cleaned up when it
     /// returns (nothing is timed).
-    @Test func breakingOutOfClipEventsLeavesNothing() async throws {
+    @Test(Samples.required) func breakingOutOfClipEventsLeavesNothing() async throws {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
         let executor = OwnThreadExecutor()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -11,7 +12,9 @@ import Testing
 /// tests' MP4 reader, expected sizes from TestMedia/README.md and expected.json.
 struct PreviewTests {
     static let frameIndex = Fixtures.path("h264_frame_index.mp4")
-    static let iphone = Fixtures.path("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+    static let iphone = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+    /// A source with many frames, for the cancellations.
+    static let longer = Fixtures.path("h264_bframes_aac.mp4")
 
     // MARK: Helpers
 
@@ -32,7 +35,8 @@ struct PreviewTests {
 
     static func time(ofFrame index: Int) -> MediaTime { MediaTime(value: Int64(index), timescale: 30) }
 
-    /// The first video stream's facts in TestMedia/expected.json (ffprobe's).
+    /// The first video stream's facts in TestMedia/expected.json (ffprobe's),
+    /// by the file's name there (`samples/NAME` for the real files).
     static func expectedVideo(_ name: String) throws -> (width: Int, height: Int, clockwise: Int) {
         let data = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("TestMedia/expected.json"))
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -257,16 +261,23 @@ struct PreviewTests {
 
     // MARK: 4. 10-bit sources
 
-    @Test(arguments: [("av1_10bit.mp4", 64, 0.5), ("real/android14_hevc_hlg_audio_track_first.mp4", 320, 0.15)])
-    func tenBitSourcesDecodeToEightBitPictures(_ name: String, _ size: Int, _ time: Double) async throws {
-        let facts = try Self.expectedVideo(name)
+    @Test func tenBitSourcesDecodeToEightBitPictures() async throws {
+        try await expectEightBitPictures(of: "av1_10bit.mp4", size: 64, time: 0.5)
+    }
+
+    @Test(Samples.required) func tenBitPhoneVideoDecodesToEightBitPictures() async throws {
+        try await expectEightBitPictures(of: .sample("android14_hevc_hlg_audio_track_first.mp4"), size: 320, time: 0.15)
+    }
+
+    private func expectEightBitPictures(of name: MediaFile, size: Int, time: Double) async throws {
+        let facts = try Self.expectedVideo(name.description)
         let longest = max(facts.width, facts.height)
         let turned = facts.clockwise % 180 != 0
         let (uprightWidth, uprightHeight) = turned ? (facts.height, facts.width) : (facts.width, facts.height)
         let width = Int((Double(uprightWidth) * Double(size) / Double(longest)).rounded())
         let height = Int((Double(uprightHeight) * Double(size) / Double(longest)).rounded())
         for layout in [PixelLayout.rgb, .rgba] {
-            let frames = try await Self.collect(Fixtures.path(name), FrameOptions(selection: .times([0, MediaTime(seconds: time)]), size: size, layout: layout))
+            let frames = try await Self.collect(name.path, FrameOptions(selection: .times([0, MediaTime(seconds: time)]), size: size, layout: layout))
             #expect(frames.count == 2)
             for frame in frames {
                 #expect(frame.width == width && frame.height == height, "\(name): \(frame.width)x\(frame.height)")
@@ -447,7 +458,7 @@ struct PreviewTests {
 
     // MARK: 7. Preview clip
 
-    @Test func previewClipOfAPortraitPhoneVideo() async throws {
+    @Test(Samples.required) func previewClipOfAPortraitPhoneVideo() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.mp4")
         let report = try await MuxEngine().previewClip(
@@ -455,7 +466,7 @@ struct PreviewTests {
         #expect(folder.contents == ["clip.mp4"], "no temporary file is left behind")
 
         // Upright size from ffprobe's facts: even width for the display aspect at height 360.
-        let facts = try Self.expectedVideo("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+        let facts = try Self.expectedVideo("samples/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
         #expect(facts.clockwise == 90)
         let (uprightWidth, uprightHeight) = facts.clockwise % 180 != 0 ? (facts.height, facts.width) : (facts.width, facts.height)
         let width = Int((360.0 * Double(uprightWidth) / Double(uprightHeight) / 2).rounded()) * 2
@@ -521,7 +532,7 @@ struct PreviewTests {
     /// ends. From 2.0 s the iPhone video shows its frames from the one on
     /// screen at 2.0 s to the last (at 2.317 s, shown until 2.7722 s), by
     /// its sample table and edit list; audio plays until 2.2577 s.
-    @Test func previewClipPastTheLastFrame() async throws {
+    @Test(Samples.required) func previewClipPastTheLastFrame() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("tail.mp4")
         let report = try await MuxEngine().previewClip(
@@ -634,7 +645,7 @@ struct PreviewTests {
         let task = Task { () -> (count: Int, error: MediaMuxError?) in
             var count = 0
             do throws(MediaMuxError) {
-                for try await _ in MuxEngine().frames(of: Self.iphone, options: FrameOptions(selection: .all(), size: 160)) {
+                for try await _ in MuxEngine().frames(of: Self.longer, options: FrameOptions(selection: .all(), size: 160)) {
                     count += 1
                     if count == 1 {
                         announce.yield()
@@ -652,17 +663,17 @@ struct PreviewTests {
         let (count, error) = await task.value
         // The loop waited after its first frame until cancelled: no frame may follow.
         #expect(count == 1, "\(count) frames")
-        #expect(error == .cancelled(path: Self.iphone), "the loop ended with \(String(describing: error)) after \(count) frames")
+        #expect(error == .cancelled(path: Self.longer), "the loop ended with \(String(describing: error)) after \(count) frames")
     }
 
     @Test func cancellingImageWritingLeavesNothing() async throws {
         let folder = try TemporaryFolder()
         let target = folder.url.path
         let task = Task {
-            try await MuxEngine().writeFrames(of: Self.iphone, into: target, options: FrameOptions(selection: .all(), size: 64))
+            try await MuxEngine().writeFrames(of: Self.longer, into: target, options: FrameOptions(selection: .all(), size: 64))
         }
         task.cancel()
-        await #expect(throws: MediaMuxError.cancelled(path: Self.iphone)) { try await task.value }
+        await #expect(throws: MediaMuxError.cancelled(path: Self.longer)) { try await task.value }
         #expect(folder.contents.isEmpty, "left behind: \(folder.contents)")
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOPosix
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 
@@ -39,10 +40,10 @@ struct RuntimeTests {
 
     /// FFmpeg's complaints about a file reach the caller's logger at their
     /// levels; the default runtime's logger discards them.
-    @Test func ffmpegMessagesGoToTheCallersLogger() async throws {
+    @Test(Samples.required) func ffmpegMessagesGoToTheCallersLogger() async throws {
         let recorder = Recorder()
         let engine = MergeEngine(runtime: MediaRuntime(logger: recorder.logger()))
-        _ = try? await engine.probe(Fixtures.path("real/fuzz_two_moov_no_mdat_bad_timescale.mp4"))
+        _ = try? await engine.probe(Samples.path("fuzz_two_moov_no_mdat_bad_timescale.mp4"))
         let fromFFmpeg = recorder.all.filter { $0.source == "ffmpeg" }
         #expect(fromFFmpeg.contains { $0.level == .error && $0.message.contains("mdhd time scale") }, "\(fromFFmpeg.map(\.message))")
         #expect(fromFFmpeg.contains { $0.level == .warning && $0.message.contains("duplicated MOOV") }, "\(fromFFmpeg.map(\.message))")
@@ -50,7 +51,7 @@ struct RuntimeTests {
         // A logger at .error gets the error and not the warning.
         let quieter = Recorder()
         _ = try? await MergeEngine(runtime: MediaRuntime(logger: quieter.logger(level: .error)))
-            .probe(Fixtures.path("real/fuzz_two_moov_no_mdat_bad_timescale.mp4"))
+            .probe(Samples.path("fuzz_two_moov_no_mdat_bad_timescale.mp4"))
         #expect(quieter.all.contains { $0.message.contains("mdhd time scale") })
         #expect(!quieter.all.contains { $0.message.contains("duplicated MOOV") })
     }
@@ -59,7 +60,8 @@ struct RuntimeTests {
     @Test func mergeWarningsAreLogged() async throws {
         let folder = try TemporaryFolder()
         let recorder = Recorder()
-        let video = Fixtures.path("real/iphone_hevc_rot90_aac_mebx_0.3s.mp4")
+        // HDR10 boxes, amve, clap and more in the sample entry.
+        let video = Fixtures.path("hevc_hdr10_entry_boxes.mp4")
         let engine = MuxEngine(runtime: MediaRuntime(logger: recorder.logger()))
         // Room for the movie header FFmpeg writes, not for the boxes carried
         // into it after: it moves to the end, with a warning.

@@ -3,13 +3,13 @@
 @testable import MediaMuxPreview
 @testable import MediaMuxDownload
 import Testing
+import TestSupport
 
 /// The box-level check a download's body passes when it is MP4/M4A.
 struct SoundTrackCheckTests {
     @Test(arguments: [
         ("aac_7s.m4a", true as Bool?),
         ("h264_bframes_aac.mp4", true),
-        ("real/apple_h264_bframes_audio_starts_44ms_late.mov", true),
         ("h264_frame_index.mp4", false),
         ("av1_10bit.mp4", false),
         // Not QuickTime, or no readable moov: left to FFmpeg's probe.
@@ -23,6 +23,17 @@ struct SoundTrackCheckTests {
     func soundTrack(_ name: String, expected: Bool?) {
         #expect(quickTimeHasSoundTrack(path: Fixtures.path(name)) == expected)
     }
+
+    @Test(Samples.required, arguments: [
+        ("apple_h264_bframes_audio_starts_44ms_late.mov", true as Bool?),
+        ("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov", true),
+        // Fragmented: the sound track is declared in the moov, its samples are in fragments.
+        ("fmp4_opus_audio.mp4", true),
+        ("av1_hdr10_mdcv_clli.mp4", true),
+    ])
+    func soundTrackOfRealFiles(_ name: String, expected: Bool?) {
+        #expect(quickTimeHasSoundTrack(path: Samples.path(name)) == expected)
+    }
 }
 
 /// The whole check a downloaded body passes without FFmpeg: the box-level
@@ -33,16 +44,25 @@ struct DownloadAudioCheckTests {
         ("aac_7s.m4a", true as Bool?),
         ("h264_frame_index.mp4", false),
         ("mp3_5s.mp3", true),
-        ("real/lame399_vbr_xing_lametag_mono.mp3", true),
         ("pcm_2s.wav", true),
         // Ogg and Matroska hold video too; random bytes are nothing known.
         ("opus_5s.ogg", nil),
         ("opus_5s.webm", nil),
-        ("real/chrome_mediarecorder_opus_no_duration.webm", nil),
         ("random_bytes.mp4", nil),
     ])
     func recognized(_ name: String, expected: Bool?) throws {
         #expect(try recognizedAudio(path: Fixtures.path(name)) == expected)
+    }
+
+    @Test(Samples.required, arguments: [
+        ("lame399_vbr_xing_lametag_mono.mp3", true as Bool?),
+        ("lame_vbr_xing_toc_stereo.mp3", true),
+        ("chrome_mediarecorder_opus_no_duration.webm", nil),
+        ("opus_webm_audio_only_preskip_3s.webm", nil),
+        ("adobe_audition_pcm24_48k_trailing_chunks.wav", true),
+    ])
+    func recognizedRealFiles(_ name: String, expected: Bool?) throws {
+        #expect(try recognizedAudio(path: Samples.path(name)) == expected)
     }
 
     /// An error page served with 200, and an empty body, are not media: they

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,10 +10,10 @@ import Darwin
 
 /// SIGINT / SIGTERM during a merge: either the merge completed (exit 0, full
 /// output) or it was stopped (exit 128+signal, no output, no temporary file).
-@Suite("merge interrupted")
+@Suite("merge interrupted", Samples.required)
 struct InterruptionTests {
-    /// The largest fixture pair, so the remux itself takes a measurable time.
-    static let video = MuxCtl.fixture("real/iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+    /// The largest input pair (a 3.2 MB iPhone clip), so the remux itself takes a measurable time.
+    static let video = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
     static let audio = MuxCtl.fixture("aac_7s.m4a")
     static let expectedDuration = 2.7722
 

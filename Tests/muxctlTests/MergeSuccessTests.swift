@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `muxctl merge` on good inputs: exit 0, one output, the right summary.
 @Suite("merge succeeds")
@@ -292,15 +293,15 @@ struct MergeRotationTests {
 
 /// What a merge keeps of the video's metadata, and what it leaves out, in
 /// the summary and in --json; --no-metadata keeps none.
-@Suite("merge reports metadata and streams left out")
+@Suite("merge reports metadata and streams left out", Samples.required)
 struct MergeMetadataReportTests {
-    static let iPhone = "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4"
+    static let iPhone = Samples.path("iphone_hevc_rot90_aac_mebx_0.3s.mp4")
 
     @Test func jsonListsKeptMetadataAndStreamsNotCopied() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let result = try await MuxCtl.run(
-            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json"])
+            ["merge", Self.iPhone, MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json"])
         #expect(result.exited && result.status == 0, "\(result)")
         let report = try #require(jsonObject(result.stdout), "\(result)")
         let kept = try #require(report["keptMetadata"] as? [String])
@@ -315,11 +316,11 @@ struct MergeMetadataReportTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let json = try await MuxCtl.run(
-            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json", "--no-metadata"])
+            ["merge", Self.iPhone, MuxCtl.fixture("aac_2s.m4a"), scratch.output("o.mp4"), "--json", "--no-metadata"])
         #expect(json.exited && json.status == 0, "\(json)")
         #expect((jsonObject(json.stdout)?["keptMetadata"] as? [String]) == [])
         let text = try await MuxCtl.run(
-            ["merge", MuxCtl.fixture(Self.iPhone), MuxCtl.fixture("aac_2s.m4a"), scratch.output("p.mp4"), "--no-metadata"])
+            ["merge", Self.iPhone, MuxCtl.fixture("aac_2s.m4a"), scratch.output("p.mp4"), "--no-metadata"])
         #expect(text.stdout.contains("  metadata: none kept"), "\(text)")
         #expect(text.stdout.contains("  not copied: data mebx, stream 2 of "), "\(text)")
     }

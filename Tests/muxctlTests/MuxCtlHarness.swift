@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,20 +11,15 @@ import Darwin
 /// Runs the built `muxctl` binary as a child process. Everything here is test
 /// plumbing: locating the binary and fixtures, capturing output, temp folders.
 enum MuxCtl {
-    /// `<package root>`, from this file's path (`Tests/muxctlTests/<file>`).
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // muxctlTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
+    /// `<package root>`.
+    static var packageRoot: URL { TestMedia.packageRoot }
 
     /// The download cache every launched `muxctl` uses.
     static let testCacheDirectory = FileManager.default.temporaryDirectory
         .appendingPathComponent("muxctlTests-cache-\(ProcessInfo.processInfo.processIdentifier)").path
 
     /// Absolute path of a file in `TestMedia`.
-    static func fixture(_ name: String) -> String {
-        packageRoot.appendingPathComponent("TestMedia").appendingPathComponent(name).path
-    }
+    static func fixture(_ name: String) -> String { TestMedia.fixture(name) }
 
     /// The `muxctl` built alongside the test bundle. `MUXCTL_BINARY` overrides,
     /// and then it is that binary or none (CI runs the tests against the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("probe")
 struct ProbeTests {
@@ -22,9 +23,9 @@ struct ProbeTests {
         #expect(result.stdout.hasPrefix("muxctl \(release) (FFmpeg "), "\(result)")
     }
 
-    @Test("FFmpeg's own messages appear with --verbose only")
+    @Test("FFmpeg's own messages appear with --verbose only", Samples.required)
     func verbose() async throws {
-        let path = "TestMedia/real/fuzz_two_moov_no_mdat_bad_timescale.mp4"
+        let path = Samples.path("fuzz_two_moov_no_mdat_bad_timescale.mp4")
         let quiet = try await MuxCtl.run(["probe", path])
         #expect(!quiet.stderr.contains("ffmpeg:") && !quiet.stderr.contains("mdhd"), "\(quiet)")
         let verbose = try await MuxCtl.run(["probe", "--verbose", path])
@@ -50,10 +51,10 @@ struct ProbeTests {
     }
 
     struct Case: CustomTestStringConvertible, Sendable {
-        var file: String
+        var file: MediaFile
         var kinds: [String]
         var codecs: [String]
-        var testDescription: String { file }
+        var testDescription: String { file.description }
     }
 
     static let cases: [Case] = [
@@ -64,13 +65,24 @@ struct ProbeTests {
         Case(file: "h264_aac.mkv", kinds: ["video", "audio"], codecs: ["h264", "aac"]),
         Case(file: "opus_5s.webm", kinds: ["audio"], codecs: ["opus"]),
         Case(file: "mp3_5s.mp3", kinds: ["audio"], codecs: ["mp3"]),
-        Case(file: "real/iphone_hevc_rot90_aac_mebx_0.3s.mp4", kinds: ["video", "audio", "data", "data", "data"],
+        Case(file: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4"), kinds: ["video", "audio", "data", "data", "data"],
              codecs: ["hevc", "aac"]),
+        // Fragmented: the moov declares the tracks, the fragments hold the samples.
+        Case(file: .sample("fmp4_h264_aac_sidx_seekable.mp4"), kinds: ["video", "audio"], codecs: ["h264", "aac"]),
     ]
 
-    @Test("--json parses and lists streams with kind and codec", arguments: cases)
+    @Test("--json parses and lists streams with kind and codec", arguments: cases.filter { !$0.file.isSample })
     func json(_ c: Case) async throws {
-        let path = MuxCtl.fixture(c.file)
+        try await expectJSONStreams(c)
+    }
+
+    @Test("--json lists the streams of real files", Samples.required, arguments: cases.filter(\.file.isSample))
+    func jsonOfRealFiles(_ c: Case) async throws {
+        try await expectJSONStreams(c)
+    }
+
+    private func expectJSONStreams(_ c: Case) async throws {
+        let path = c.file.path
         let result = try await MuxCtl.run(["probe", path, "--json"])
         #expect(result.exited && result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
@@ -96,7 +108,7 @@ struct ProbeTests {
 
     @Test("bad files give one error line and exit 1", arguments: [
         ("TestMedia/no_such_file.mp4", "no such file"),
-        ("TestMedia/real", "is a directory"),
+        ("TestMedia/crafted", "is a directory"),
         ("TestMedia/empty.m4a", "not a media file"),
         ("TestMedia/text_file.mp4", "not a media file"),
         ("TestMedia/random_bytes.mp4", "not a media file"),

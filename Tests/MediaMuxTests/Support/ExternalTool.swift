@@ -1,8 +1,9 @@
 import Foundation
 
 /// Runs a program the tests drive (a browser, a media player), keeping one
-/// of its output streams; one that hangs is ended after `seconds`, which
-/// closes its output.
+/// of its output streams; one that hangs is killed after `seconds`, which
+/// closes its output. Killed, not asked to end: gst-launch blocks SIGTERM in
+/// its threads, and one waiting for a decoder it lacks never ended.
 enum ExternalTool {
     enum Stream { case output, errors }
 
@@ -14,7 +15,7 @@ enum ExternalTool {
         process.standardOutput = stream == .output ? pipe : FileHandle.nullDevice
         process.standardError = stream == .errors ? pipe : FileHandle.nullDevice
         try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

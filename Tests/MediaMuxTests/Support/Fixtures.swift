@@ -1,13 +1,11 @@
 import Foundation
+import TestSupport
 
-/// Paths into TestMedia, found from this file's location so tests run from any directory.
+/// Paths into TestMedia, found from the package's location so tests run from any directory.
 enum Fixtures {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var packageRoot: URL { TestMedia.packageRoot }
 
-    static func path(_ name: String) -> String {
-        packageRoot.appendingPathComponent("TestMedia").appendingPathComponent(name).path
-    }
+    static func path(_ name: String) -> String { TestMedia.fixture(name) }
 }
 
 /// A folder of its own for one test, removed when the test is done with it.

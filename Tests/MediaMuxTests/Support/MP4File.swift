@@ -100,7 +100,7 @@ struct MP4File: Sendable {
         let compositionOffsetTable: [CompositionOffsetEntry]?
         let cttsVersion: UInt8?
         /// 1-based sample numbers; nil when `stss` is absent, meaning every sample is sync.
-        let syncSamples: [UInt32]?
+        private(set) var syncSamples: [UInt32]?
         /// `stsz` sample_size field: non-zero means every sample has this size.
         let uniformSampleSize: UInt32
         let sampleToChunk: [SampleToChunkEntry]
@@ -108,19 +108,19 @@ struct MP4File: Sendable {
         /// "stco", "co64" or nil.
         let chunkOffsetBoxType: String?
         // Derived
-        let sampleCount: Int
-        let sampleSizes: [UInt32]
+        private(set) var sampleCount: Int
+        private(set) var sampleSizes: [UInt32]
         /// Always `sampleCount` long; padded (and reported in `issues`) if `stts` is short.
-        let decodeTimes: [Int64]
+        private(set) var decodeTimes: [Int64]
         /// Always `sampleCount` long; zeros when `ctts` is absent or short.
-        let compositionOffsets: [Int32]
+        private(set) var compositionOffsets: [Int32]
         /// Absolute file offset of each sample. Shorter than `sampleCount` only if the
         /// chunk tables cannot place every sample (see `issues`).
-        let sampleOffsets: [Int64]
+        private(set) var sampleOffsets: [Int64]
         /// Sum of all `stts` deltas, in `mediaTimescale`.
-        let mediaDuration: Int64
+        private(set) var mediaDuration: Int64
         /// Inconsistencies between the sample tables, in words.
-        let issues: [String]
+        private(set) var issues: [String]
         let filePath: String
 
         var isVideo: Bool { handlerType == "vide" }
@@ -155,6 +155,30 @@ struct MP4File: Sendable {
             }
             guard mediaTimescale > 0 else { return .nan }
             return Double(mediaDuration) / Double(mediaTimescale)
+        }
+
+        /// The track with a fragmented file's samples after the moov's own.
+        func appending(_ fragments: [FragmentSample], fileSize: Int64) -> Track {
+            guard !fragments.isEmpty else { return self }
+            var track = self
+            if fragments.contains(where: { !$0.isSync }) || syncSamples != nil {
+                let inMovie = syncSamples ?? (1...max(sampleCount, 1)).prefix(sampleCount).map { UInt32($0) }
+                track.syncSamples = inMovie + fragments.indices.filter { fragments[$0].isSync }.map { UInt32(sampleCount + $0 + 1) }
+            }
+            track.sampleCount += fragments.count
+            track.sampleSizes += fragments.map(\.size)
+            track.decodeTimes += fragments.map(\.decodeTime)
+            track.compositionOffsets += fragments.map(\.compositionOffset)
+            if sampleOffsets.count == sampleCount {
+                track.sampleOffsets += fragments.map(\.offset)
+            }
+            if let last = fragments.last {
+                track.mediaDuration = last.decodeTime + Int64(last.duration)
+            }
+            if let bad = fragments.firstIndex(where: { $0.offset + Int64($0.size) > fileSize }) {
+                track.issues.append("fragment sample \(sampleCount + bad) at offset \(fragments[bad].offset) extends past end of file (\(fileSize) bytes)")
+            }
+            return track
         }
 
         /// Reads sample `index` (0-based) from the file.
@@ -225,8 +249,20 @@ struct MP4File: Sendable {
         try c.skip(c.version == 1 ? 16 : 8)
         movieTimescale = try c.u32()
         movieDuration = c.version == 1 ? try c.u64() : UInt64(try c.u32())
-        tracks = try moov.children.filter { $0.type == "trak" }.map { try Self.parseTrack($0, tree: tree, path: path, fileSize: size) }
+        let inMovie = try moov.children.filter { $0.type == "trak" }.map { try Self.parseTrack($0, tree: tree, path: path, fileSize: size) }
+        fragmentCount = boxes.filter { $0.type == "moof" }.count
+        guard fragmentCount > 0 else {
+            tracks = inMovie
+            return
+        }
+        let fragments = try Self.fragmentSamples(
+            path: path, topLevel: boxes, moov: moov,
+            decodeStarts: Dictionary(inMovie.map { ($0.trackID, $0.mediaDuration) }, uniquingKeysWith: { first, _ in first }))
+        tracks = inMovie.map { $0.appending(fragments[$0.trackID] ?? [], fileSize: size) }
     }
+
+    /// How many movie fragments (`moof`) the file has; their samples follow the moov's in each track.
+    let fragmentCount: Int
 
     // MARK: - File access
 
@@ -267,7 +303,7 @@ struct MP4File: Sendable {
     }
 
     /// Reads exactly `count` bytes at `offset`, throwing if the range is outside the file.
-    fileprivate static func readBytes(path: String, at offset: Int64, count: Int64) throws -> [UInt8] {
+    static func readBytes(path: String, at offset: Int64, count: Int64) throws -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw ParseError("cannot open \(path)") }
         defer { try? handle.close() }
         let fileSize = Int64(clamping: try handle.seekToEnd())
@@ -470,7 +506,7 @@ struct MP4File: Sendable {
 extension MP4File {
 
     /// Bounds-checked big-endian reader over a byte range.
-    fileprivate struct Cursor {
+    struct Cursor {
         let bytes: [UInt8]
         var pos: Int
         let end: Int
@@ -521,12 +557,12 @@ extension MP4File {
     }
 
     /// The loaded `moov` bytes plus the knowledge of which boxes are containers.
-    fileprivate struct ByteTree {
+    struct ByteTree {
         let bytes: [UInt8]
         let base: Int64
 
         /// Boxes whose payload is just child boxes. Anything else is kept as a leaf and skipped.
-        static let containers: Set<String> = ["moov", "trak", "edts", "mdia", "minf", "dinf", "stbl", "udta", "meta", "ilst", "mvex", "tref"]
+        static let containers: Set<String> = ["moov", "trak", "edts", "mdia", "minf", "dinf", "stbl", "udta", "meta", "ilst", "mvex", "tref", "moof", "traf"]
 
         func children(from start: Int, to end: Int, depth: Int) throws -> [BoxNode] {
             var nodes: [BoxNode] = []

@@ -23,7 +23,9 @@ struct TrackDecoder {
 
     /// Every frame the track decodes to, in presentation order.
     static func frames(of track: MP4File.Track) throws -> [Frame] {
-        let configurations: [String: (AVCodecID, String)] = ["hvc1": (AV_CODEC_ID_HEVC, "hvcC"), "hev1": (AV_CODEC_ID_HEVC, "hvcC"), "avc1": (AV_CODEC_ID_H264, "avcC")]
+        let configurations: [String: (AVCodecID, String)] = [
+            "hvc1": (AV_CODEC_ID_HEVC, "hvcC"), "hev1": (AV_CODEC_ID_HEVC, "hvcC"), "avc1": (AV_CODEC_ID_H264, "avcC"), "av01": (AV_CODEC_ID_AV1, "av1C"),
+        ]
         guard let format = track.sampleFormat, let (codecID, configType) = configurations[format],
               let configuration = track.sampleEntryBoxes.first(where: { $0.type == configType }) else {
             throw Failure(description: "no decoder for sample entry \(track.sampleFormat ?? "none")")

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import MediaMux
+@testable import MediaMuxCore
+
+/// Real fragmented MP4 (a moov without samples, then moof/mdat pairs), as
+/// video and as soundtrack: probed and merged with every sample its
+/// fragments hold, byte for byte, at the moments they declare. The tests'
+/// MP4 reader reads the fragments itself (Support/MP4Fragments.swift); the
+/// counts it must find are SOURCES.md's.
+@Suite(Samples.required)
+struct FragmentedInputTests {
+    /// androidx/media's sample_fragmented_seekable.mp4: sidx, then one moof
+    /// holding 30 H.264 frames (composition offsets from 2002/30000, no edit
+    /// list) and 46 AAC packets.
+    static let videoAndAudio = Samples.path("fmp4_h264_aac_sidx_seekable.mp4")
+    /// Opus in five fragments of 50 packets.
+    static let opus = Samples.path("fmp4_opus_audio.mp4")
+
+    @Test func theReaderFindsTheFragmentsSamples() throws {
+        let file = try MP4File(path: Self.videoAndAudio)
+        #expect(file.fragmentCount == 1)
+        #expect(file.videoTracks.first?.sampleCount == 30)
+        #expect(file.audioTracks.first?.sampleCount == 46)
+        let opus = try MP4File(path: Self.opus)
+        #expect(opus.fragmentCount == 5)
+        #expect(opus.audioTracks.first?.sampleCount == 250)
+        for track in file.tracks + opus.tracks {
+            #expect(track.issues.isEmpty, "\(track.issues)")
+        }
+    }
+
+    /// How long a track without an edit list is presented, in seconds: from
+    /// media time 0 (ISO 14496-12 8.6.6: no edit list maps the media
+    /// timeline as it is) to the end of the sample shown last. Here the
+    /// first picture is shown at 2002/30000 s, as its composition offset says.
+    static func presentedSpan(_ track: MP4File.Track) -> Double {
+        let ends = zip(track.compositionTimes, track.decodeTimes.indices).map { time, index in
+            time + (index + 1 < track.sampleCount ? track.decodeTimes[index + 1] - track.decodeTimes[index] : track.mediaDuration - track.decodeTimes[index])
+        }
+        return Double(ends.max() ?? 0) / Double(track.mediaTimescale)
+    }
+
+    @Test func theProbeSeesEveryPacket() async throws {
+        let info = try await MuxEngine().probe(Self.videoAndAudio)
+        let source = try MP4File(path: Self.videoAndAudio)
+        let video = try #require(info.video)
+        let audio = try #require(info.audio)
+        #expect(video.packetCount == 30 && audio.packetCount == 46)
+        let videoTrack = try #require(source.videoTracks.first)
+        let span = try #require(video.end).seconds - (try #require(video.start).seconds)
+        #expect(abs(span - Self.presentedSpan(videoTrack)) < 0.001, "probed \(span) s")
+        #expect(abs(try #require(audio.end).seconds - 46 * 1024.0 / 44100) < 0.001)
+    }
+
+    @Test func aFragmentedVideoMergesWithEverySample() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: Self.videoAndAudio, audio: Fixtures.path("aac_7s.m4a"), output: output)
+        let source = try #require(try MP4File(path: Self.videoAndAudio).videoTracks.first)
+        let file = try MP4File(path: output)
+        let copy = try #require(file.videoTracks.first)
+        #expect(report.video.packets == 30 && copy.sampleCount == source.sampleCount)
+        #expect(copy.issues.isEmpty)
+        #expect(source.editList == nil)
+        let sourceStart: Int64 = 0
+        let copyStart = copy.editList?.first { !$0.isEmpty }?.mediaTime ?? 0
+        let scale = Int64(copy.mediaTimescale) / Int64(source.mediaTimescale)
+        try #require(scale >= 1 && Int64(copy.mediaTimescale) % Int64(source.mediaTimescale) == 0)
+        for index in 0..<min(source.sampleCount, copy.sampleCount) {
+            #expect(try copy.sampleData(index) == source.sampleData(index), "sample \(index + 1)")
+            #expect(copy.isSyncSample(index) == source.isSyncSample(index), "sync flag of sample \(index + 1)")
+            #expect(copy.compositionTimes[index] - copyStart == (source.compositionTimes[index] - sourceStart) * scale,
+                    "sample \(index + 1) is presented at another moment")
+        }
+        // The video is the shorter: the output ends where its samples do.
+        #expect(report.endReason == .videoEndsFirst)
+        let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        #expect(abs(seconds - Self.presentedSpan(source)) < 0.001, "mvhd says \(seconds) s")
+    }
+
+    @Test(arguments: [(videoAndAudio, 46, 44100), (opus, 250, 48000)])
+    func aFragmentedSoundtrackMergesWithEverySample(_ path: String, _ packets: Int, _ sampleRate: Int) async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: output)
+        let source = try #require(try MP4File(path: path).audioTracks.first)
+        let file = try MP4File(path: output)
+        let copy = try #require(file.audioTracks.first)
+        #expect(report.audio.packets == packets && copy.sampleCount == packets && source.sampleCount == packets)
+        for index in 0..<min(source.sampleCount, copy.sampleCount) {
+            #expect(try copy.sampleData(index) == source.sampleData(index), "packet \(index + 1)")
+        }
+        #expect(report.endReason == .audioEndsFirst)
+        let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        let expected = Double(source.mediaDuration) / Double(source.mediaTimescale)
+        #expect(abs(seconds - expected) < 0.001, "mvhd says \(seconds) s, the fragments \(expected) s")
+        #expect(copy.mediaTimescale == UInt32(sampleRate))
+    }
+}
