@@ -12,9 +12,11 @@
 # `prepare` needs only the network, so CI can start it in the background
 # while the Debian 12 tests run, and call `test` afterwards:
 #
+#   mkdir -p .build
 #   bash .ci/debian13.sh prepare >.build/debian13-prepare.log 2>&1 &
+#   prepared=$!
 #   make test                      # Debian 12, FFmpeg 5.1
-#   wait $! || { cat .build/debian13-prepare.log; exit 1; }
+#   wait "$prepared" || { cat .build/debian13-prepare.log; exit 1; }
 #   bash .ci/debian13.sh test
 #
 # `test` waits for a `prepare` still running (a lock) and prepares the root

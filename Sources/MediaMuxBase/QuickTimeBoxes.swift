@@ -100,6 +100,9 @@ package struct MovieHeaderFacts {
     }
 
     package var movieTimescale: Int64
+    /// mvhd's duration, in the movie timescale: the longest track's (0 when
+    /// the writer left it so, as fragmenting muxers do).
+    package var movieDuration: Int64
     /// By track_ID.
     package var tracks: [Int: Track]
     /// The movie-level metadata boxes: QuickTime's `meta` (mdta keys) and the children of `udta`.
@@ -114,8 +117,10 @@ package struct MovieHeaderFacts {
 
     package init(tree: MovieTree) throws {
         guard let mvhd = tree.root.first("mvhd") else { throw BoxFailure.malformed("no mvhd") }
-        movieTimescale = Int64(try mvhd.uint32(at: try mvhd.uint8(at: 0) == 1 ? 20 : 12))
+        let wideHeader = try mvhd.uint8(at: 0) == 1
+        movieTimescale = Int64(try mvhd.uint32(at: wideHeader ? 20 : 12))
         guard movieTimescale > 0 else { throw BoxFailure.malformed("no movie timescale") }
+        movieDuration = wideHeader ? try mvhd.int64(at: 24) : Int64(try mvhd.uint32(at: 16))
         tracks = [:]
         for trak in tree.tracks {
             guard let tkhd = trak.first("tkhd") else { continue }

@@ -33,8 +33,8 @@ struct AudioCodingTests {
         Automatic(codec: "ac3", container: .mp4, reason: nil),
         Automatic(codec: "opus", container: .mp4, reason: nil),
         Automatic(codec: "opus", container: .mov, reason: "MOV cannot carry Opus"),
-        Automatic(codec: "pcm_s16le", container: .mp4, reason: "MP4 cannot carry PCM"),
-        Automatic(codec: "pcm_s24le", container: .mp4, reason: "MP4 cannot carry PCM"),
+        Automatic(codec: "pcm_s16le", container: .mp4, reason: "few players read PCM in MP4"),
+        Automatic(codec: "pcm_s24le", container: .mp4, reason: "few players read PCM in MP4"),
         Automatic(codec: "pcm_s16le", container: .mov, reason: nil),
         Automatic(codec: "pcm_s24be", container: .mov, reason: nil),
         Automatic(codec: "flac", container: .mp4, reason: "MP4 cannot carry FLAC"),
@@ -194,8 +194,8 @@ struct AudioCodingTests {
     @Test func summarySaysWhatChanged() {
         let same = AudioEncoding(codec: "aac", sourceCodec: "flac", bitRate: 192_000, sampleRate: 44100, channels: 2, sourceSampleRate: 44100, sourceChannels: 2, reason: "MP4 cannot carry FLAC")
         #expect(same.summary == "flac -> aac 192 kb/s (MP4 cannot carry FLAC)")
-        let changed = AudioEncoding(codec: "aac", sourceCodec: "pcm_s24le", bitRate: 384_000, sampleRate: 48000, channels: 6, sourceSampleRate: 96000, sourceChannels: 7, reason: "MP4 cannot carry PCM")
-        #expect(changed.summary == "pcm_s24le -> aac 384 kb/s, 96000 -> 48000 Hz, 7 -> 6 channels (MP4 cannot carry PCM)")
+        let changed = AudioEncoding(codec: "aac", sourceCodec: "pcm_s24le", bitRate: 384_000, sampleRate: 48000, channels: 6, sourceSampleRate: 96000, sourceChannels: 7, reason: "few players read PCM in MP4")
+        #expect(changed.summary == "pcm_s24le -> aac 384 kb/s, 96000 -> 48000 Hz, 7 -> 6 channels (few players read PCM in MP4)")
     }
 
     /// The planned track of an encoded soundtrack: the encoder's time base,
@@ -205,7 +205,7 @@ struct AudioCodingTests {
         let take = PlannerTests.info("take.wav", [Self.audio("pcm_s24le", rate: 96000)])
         let plan = try planner.plan(video: video, audio: take, output: "o.mp4", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
         let encoding = try #require(plan.audio.encoding)
-        #expect(encoding.summary == "pcm_s24le -> aac 192 kb/s, 96000 -> 48000 Hz (MP4 cannot carry PCM)")
+        #expect(encoding.summary == "pcm_s24le -> aac 192 kb/s, 96000 -> 48000 Hz (few players read PCM in MP4)")
         #expect(plan.audio.codec == "aac" && plan.audio.codecTag == nil && plan.audio.sampleEntry == nil && plan.audio.trackBoxes == nil)
         #expect(plan.audio.timeBase == MediaTime(value: 1, timescale: 48000))
         // 3 s: 144,000 samples, 140 whole frames of 1024 and room for the rest, the priming and the flush.

@@ -25,9 +25,9 @@ struct AudioTranscodeTests {
     static let cases: [Case] = [
         Case(audio: "flac_3s.flac", reason: "MP4 cannot carry FLAC", seconds: 3, sampleRate: 44100, channels: 2, sineLevel: -24.08),
         Case(audio: "vorbis_2s.ogg", reason: "players do not read Vorbis in MP4", seconds: 2, sampleRate: 48000, channels: 1),
-        Case(audio: "pcm_2s.wav", reason: "MP4 cannot carry PCM", seconds: 2, sampleRate: 8000, channels: 1, sineLevel: nil),
+        Case(audio: "pcm_2s.wav", reason: "few players read PCM in MP4", seconds: 2, sampleRate: 8000, channels: 1, sineLevel: nil),
         // A DAW's 24-bit WAV with chunks after its samples: 13,171 samples at 48 kHz (ffprobe's duration_ts).
-        Case(audio: .sample("adobe_audition_pcm24_48k_trailing_chunks.wav"), reason: "MP4 cannot carry PCM", seconds: 13171.0 / 48000, sampleRate: 48000, channels: 2, sineLevel: nil),
+        Case(audio: .sample("adobe_audition_pcm24_48k_trailing_chunks.wav"), reason: "few players read PCM in MP4", seconds: 13171.0 / 48000, sampleRate: 48000, channels: 2, sineLevel: nil),
         // 96 kHz 5.1: encoded at 48 kHz, still 5.1.
         Case(audio: "flac_96k_51_1s.flac", reason: "MP4 cannot carry FLAC", seconds: 1, sampleRate: 48000, channels: 6),
     ]

@@ -125,10 +125,15 @@ struct MergeTests {
         return nil
     }
 
-    /// For an esds box, its DecoderSpecificInfo (descriptor tag 5); any other
+    /// For an esds box, its DecoderSpecificInfo (descriptor tag 5); for an
+    /// hvcC, the record with each array's completeness flag cleared (hvc1
+    /// sets what hev1 leaves, for the same parameter sets); any other
     /// configuration box as it is.
     private func decoderConfiguration(_ box: Data) -> Data {
         let bytes = [UInt8](box)
+        if bytes.count > 8, String(decoding: bytes[4..<8], as: UTF8.self) == "hvcC" {
+            return Data(HEVCConfigurationArrays.withCompletenessCleared(bytes))
+        }
         guard bytes.count > 12, String(decoding: bytes[4..<8], as: UTF8.self) == "esds" else { return box }
         var at = 12
         while at < bytes.count {

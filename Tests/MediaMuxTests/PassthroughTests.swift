@@ -110,7 +110,7 @@ struct PassthroughTests {
     }
 
     /// hev1 becomes hvc1 (Apple's players refuse hev1): hvcC must then say
-    /// its parameter sets are complete, as FFmpeg writes it; the rest is the source's.
+    /// its parameter sets are complete; the rest is the source's.
     @Test func aChangedEntryTypeKeepsTheMuxersConfiguration() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
@@ -120,6 +120,13 @@ struct PassthroughTests {
         #expect(source.sampleFormat == "hev1")
         #expect(copy.sampleFormat == "hvc1")
         #expect(copy.sampleEntryBoxes.filter { $0.type == "hvcC" }.count == 1)
+        // hvc1 keeps every parameter set in hvcC (ISO 14496-15, 8.4.1), and says so
+        // (FFmpeg 7.1's muxer sets the flags, 5.1's does not; MediaMux does on both).
+        let sourceArrays = HEVCConfigurationArrays.read(try #require(source.sampleEntryBoxes.first { $0.type == "hvcC" }).bytes)
+        let copyArrays = HEVCConfigurationArrays.read(try #require(copy.sampleEntryBoxes.first { $0.type == "hvcC" }).bytes)
+        #expect(sourceArrays.map(\.type) == [32, 33, 34, 39] && sourceArrays.allSatisfy { !$0.complete })
+        #expect(copyArrays.map(\.type) == sourceArrays.map(\.type))
+        #expect(copyArrays.allSatisfy { $0.complete == (32...34).contains($0.type) }, "\(copyArrays)")
         for box in source.sampleEntryBoxes where box.type != "hvcC" {
             #expect(copy.sampleEntryBoxes.contains { $0.bytes == box.bytes }, "\(box)")
         }

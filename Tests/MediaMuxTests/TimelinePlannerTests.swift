@@ -68,7 +68,7 @@ struct TimelinePlannerTests {
              audioEnd: ten, plays: 3),
         // ...but where the container cannot carry them, the container's refusal is the reason.
         Case(policy: .video, audioSeconds: 4, loops: true, codec: "pcm_s16le", end: ten, reason: .audioRepeated, audioEnd: ten,
-             plays: 3, encodedBecause: "MP4 cannot carry PCM"),
+             plays: 3, encodedBecause: "few players read PCM in MP4"),
         // The whole soundtrack.
         Case(policy: .audio, audioSeconds: 20, loops: false, end: 20, reason: .lastFrameHeld, audioEnd: 20),
         Case(policy: .audio, audioSeconds: 4, loops: false, end: 4, reason: .audioEndsFirst, audioEnd: 4),
@@ -252,7 +252,7 @@ struct OriginalAudioPlannerTests {
             PlannerTests.stream(0, .video, codec: "h264", scale: 90000, end: 900_000, width: 1920, height: 1080),
             PlannerTests.stream(1, .audio, codec: "pcm_s24le", scale: 48000, end: 480_000),
         ])
-        #expect(try plan(.kept, video: pcmVideo).originalAudio?.encoding?.reason == "MP4 cannot carry PCM")
+        #expect(try plan(.kept, video: pcmVideo).originalAudio?.encoding?.reason == "few players read PCM in MP4")
     }
 
     @Test func mixedIntoTheSoundtrack() throws {

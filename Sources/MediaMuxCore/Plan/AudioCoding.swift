@@ -8,9 +8,15 @@ extension MergePlanner {
     /// Channel counts with a standard AAC channel configuration that FFmpeg's
     /// encoder writes (mono, stereo, 3.0, 4.0, 5.0, 5.1, 7.1).
     package static let aacChannelCounts = [1, 2, 3, 4, 5, 6, 8]
-    /// Codecs FFmpeg's muxer writes into MP4/MOV but that players do not read
-    /// there: Vorbis gets a private object type in MP4 (0xDD) and none in MOV.
-    package static let unplayableInContainer: Set<String> = ["vorbis"]
+    /// Whether FFmpeg's muxer may write the codec into the container but
+    /// players do not read it there: Vorbis gets a private object type in MP4
+    /// (0xDD) and none in MOV. PCM in MP4 (ISO 23003-5 `ipcm`) FFmpeg 5.1
+    /// refuses and 7.1 writes (but not at 24 bits, where its header fails);
+    /// few players read it, while MOV's PCM is read everywhere. One rule for
+    /// every FFmpeg: such a soundtrack is encoded.
+    package static func isUnplayable(_ codec: String, in container: MergePlan.Container) -> Bool {
+        codec == "vorbis" || (container == .mp4 && codec.hasPrefix("pcm_"))
+    }
 
     /// nil: copy the stream as it is. Otherwise the encoding, with the reason.
     /// `repeating`: the soundtrack loops, which a copy can do only for codecs
@@ -118,7 +124,8 @@ extension MergePlanner {
         let name = container.rawValue.uppercased()
         let codec = stream.codec
         guard carries(codec, container) else {
-            return Self.unplayableInContainer.contains(codec)
+            if codec.hasPrefix("pcm_") { return "few players read PCM in \(name)" }
+            return Self.isUnplayable(codec, in: container)
                 ? "players do not read \(Self.displayName(codec)) in \(name)" : "\(name) cannot carry \(Self.displayName(codec))"
         }
         // MPEG-2.5's rates (8, 11.025 and 12 kHz) are not MP3 as MP4 defines
@@ -143,7 +150,7 @@ extension MergePlanner {
     /// Whether the container carries the codec where players read it, for
     /// streams whose configuration it takes.
     private func carries(_ codec: String, _ container: MergePlan.Container) -> Bool {
-        !Self.unplayableInContainer.contains(codec) && canStore(codec, container)
+        !Self.isUnplayable(codec, in: container) && canStore(codec, container)
     }
 
     /// The source's rate where AAC has it, up to 48 kHz; otherwise the

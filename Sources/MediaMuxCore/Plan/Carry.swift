@@ -64,7 +64,8 @@ public struct SampleEntryCarry: Sendable, Equatable {
         func replace(_ box: BoxNode) -> BoxNode {
             guard let index = remaining.firstIndex(where: { $0.type == box.type }) else { return box }
             let source = remaining.remove(at: index)
-            return keepsConfiguration && Self.configurationTypes.contains(box.type) ? box : source
+            guard keepsConfiguration && Self.configurationTypes.contains(box.type) else { return source }
+            return merged.type == "hvc1" && box.type == "hvcC" ? Self.parameterSetsMarkedComplete(box) : box
         }
         merged.children = written.map { box in
             guard box.type == "wave", let inner = box.children else { return replace(box) }
@@ -74,6 +75,35 @@ public struct SampleEntryCarry: Sendable, Equatable {
         }
         merged.children! += remaining.filter { !(keepsConfiguration && Self.configurationTypes.contains($0.type)) }
         return merged
+    }
+}
+
+extension SampleEntryCarry {
+    /// An hvcC whose VPS, SPS and PPS arrays say they are complete, as ISO
+    /// 14496-15 (8.4.1) has it for `hvc1`, where no parameter set comes
+    /// in-band: a hev1 source copied as hvc1 gets this from FFmpeg 7.1's
+    /// muxer, not from 5.1's, which keeps the hev1 record's flags. The
+    /// layout: 22 bytes of profile and sizes, the array count, then each
+    /// array's completeness bit and NAL unit type, its count, and its units
+    /// with 16-bit lengths. One that does not parse is left as it is.
+    static func parameterSetsMarkedComplete(_ hvcC: BoxNode) -> BoxNode {
+        var bytes = hvcC.head
+        guard bytes.count >= 23 else { return hvcC }
+        var at = 23
+        for _ in 0..<Int(bytes[22]) {
+            guard at + 3 <= bytes.count else { return hvcC }
+            if (32...34).contains(Int(bytes[at] & 0x3F)) { bytes[at] |= 0x80 }
+            let units = Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
+            at += 3
+            for _ in 0..<units {
+                guard at + 2 <= bytes.count else { return hvcC }
+                at += 2 + (Int(bytes[at]) << 8 | Int(bytes[at + 1]))
+            }
+            guard at <= bytes.count else { return hvcC }
+        }
+        var marked = hvcC
+        marked.head = bytes
+        return marked
     }
 }
 

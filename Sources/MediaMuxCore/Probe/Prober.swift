@@ -16,7 +16,7 @@ package struct Prober {
     package func probe(_ demuxer: DemuxerHandle) throws -> MediaInfo {
         let format = demuxer.context.pointee
         var streams = (0..<demuxer.streamCount).map { describe(demuxer, index: $0) }
-        let containerDuration = format.duration > 0 && format.duration != noTimestamp
+        var containerDuration = format.duration > 0 && format.duration != noTimestamp
             ? MediaTime(value: format.duration, timescale: Int64(AV_TIME_BASE)) : nil
         var movieMetadata: MovieMetadataBoxes?
         if demuxer.isQuickTimeFamily {
@@ -24,6 +24,11 @@ package struct Prober {
             let header = try? MovieHeaderFacts(path: demuxer.path)
             applyQuickTimeTiming(demuxer, header: header, to: &streams)
             movieMetadata = header?.metadata
+            // The movie header's own: FFmpeg 7 leaves the format's duration
+            // to stream-info probing, which a complete MP4 skips.
+            if let header, header.movieDuration > 0 {
+                containerDuration = MediaTime(value: header.movieDuration, timescale: header.movieTimescale)
+            }
         } else {
             let origin = format.start_time != noTimestamp
                 ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
