@@ -5,7 +5,7 @@ DEMO_VIDEO := TestMedia/phone_portrait_h264_aac.mp4
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
 
-.PHONY: deps build demo test install docs
+.PHONY: deps build demo test test-debian13 install docs
 
 deps:
 	@bash .ci/install-deps.sh
@@ -53,6 +53,16 @@ test: deps
 	@swift test; status=$$?; \
 	  [ -d "$(MEDIAMUX_SAMPLES)" ] || echo "make test: the tests that read real media were left out (no samples folder at $(MEDIAMUX_SAMPLES)): set MEDIAMUX_SAMPLES"; \
 	  exit $$status
+
+# The same suite on Debian 13 and its FFmpeg 7.1, with this machine's Swift:
+# a root made with debootstrap in .build/debian13-root (kept while complete),
+# the committed HEAD copied into it and `make test` run there, then the
+# runtime image's Debian 13 package list checked against what muxctl links.
+# Needs root (or sudo), debootstrap (installed if missing), about 1.6 GB of
+# disk and Debian's mirror: a few minutes of downloads the first time.
+# DEBIAN13_WORKTREE=1 also copies uncommitted changes. See .ci/debian13.sh.
+test-debian13:
+	bash .ci/debian13.sh test bash -c 'make test && bash deploy/image/check-libraries.sh .build/debug/muxctl'
 
 # muxctl, its shell completions and its man page under PREFIX (default
 # /usr/local; DESTDIR for staging). The completions come from the binary, the

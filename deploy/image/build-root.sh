@@ -4,8 +4,8 @@
 # Dockerfile's build stage runs this; so does CI, outside Docker, and then runs
 # the command-line tests (the sharding and Kubernetes example included)
 # against ROOT/usr/local/bin/muxctl. It then checks that every shared library
-# the binary needs comes from runtime-packages.txt or the base image, and
-# prints the sizes.
+# the binary needs comes from runtime-packages-CODENAME.txt (this Debian
+# release's) or the base image (check-libraries.sh), and prints the sizes.
 #
 #   bash deploy/image/build-root.sh ROOT
 set -euo pipefail
@@ -19,39 +19,14 @@ cd "$repo"
 make install PREFIX="$root/usr/local"
 binary="$root/usr/local/bin/muxctl"
 
-# The runtime packages, without comments.
-mapfile -t runtime < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/runtime-packages.txt")
-# What debian:bookworm-slim has already (Priority required, and apt's own libraries).
-base=(libc6 libgcc-s1 libstdc++6 zlib1g)
-
-missing=0
-owner() {
-  # Merged /usr: dpkg may know the file under /lib or under /usr/lib.
-  local path="$1"
-  dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null || true
-}
-closure="$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "${runtime[@]}" 2>/dev/null | grep -v '^ ' || true)"
-while read -r library; do
-  package="$(owner "$library" | head -n1 | cut -d: -f1)"
-  if [ -z "$package" ]; then
-    echo "build-root: $library (needed by muxctl) belongs to no Debian package" >&2
-    missing=1
-    continue
-  fi
-  # Packages that FFmpeg's runtime packages pull in themselves are fine too.
-  if printf '%s\n' "${runtime[@]}" "${base[@]}" | grep -qx "$package"; then continue; fi
-  if grep -qx "$package" <<<"$closure"; then continue; fi
-  echo "build-root: $library comes from $package, which runtime-packages.txt does not bring" >&2
-  missing=1
-done < <(ldd "$binary" | awk '/=> \// { print $3 }')
-# Opened at run time, so ldd does not list it.
-grep -qx libavfilter8 <(printf '%s\n' "${runtime[@]}") || { echo "build-root: libavfilter8 (dlopened) is not in runtime-packages.txt" >&2; missing=1; }
-[ "$missing" -eq 0 ] || exit 1
+bash "$here/check-libraries.sh" "$binary"
+codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+mapfile -t runtime < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/runtime-packages-$codename.txt")
 
 "$binary" --version
 echo "build-root: $(du -sh "$root/usr/local" | cut -f1) in $root/usr/local ($(du -h "$binary" | cut -f1) muxctl)"
 
-# What the runtime packages add to debian:bookworm-slim, by apt's own
+# What the runtime packages add to debian:CODENAME-slim, by apt's own
 # resolution from nothing installed (Installed-Size, documentation included,
 # which the slim image leaves out: an upper bound).
 installed_set() { # PACKAGE...: the packages apt would install on an empty system
@@ -69,4 +44,4 @@ required="$(apt-cache dumpavail | awk '/^Package:/ { p = $2 } /^Priority: requir
 # shellcheck disable=SC2086
 added="$(comm -23 <(installed_set apt $required "${runtime[@]}") <(installed_set apt $required))"
 # shellcheck disable=SC2086
-echo "build-root: the runtime packages add $(wc -w <<<"$added") Debian packages, at most $(( $(kib_of $added) / 1024 )) MiB, to debian:bookworm-slim"
+echo "build-root: the runtime packages add $(wc -w <<<"$added") Debian packages, at most $(( $(kib_of $added) / 1024 )) MiB, to debian:$codename-slim"
