@@ -27,12 +27,19 @@ LINK_FLAGS := -Xswiftc -static-stdlib $(USE_LLD) $(PACK_RELR) -Xlinker --no-expo
 build: deps
 	swift build -c release --product muxctl $(LINK_FLAGS)
 
+DEMO_WIDE  := .build/demo/landscape.mp4
+
+# The phone clip merged as it is shown (portrait, upright, copied), then
+# re-framed into a landscape frame (encoded); a contact sheet of each
+# output, as players show it (the README's pictures), and a preview clip.
 demo: build
 	@mkdir -p $(dir $(DEMO_OUT))
 	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
 	.build/release/muxctl probe $(DEMO_OUT)
-	.build/release/muxctl preview --force $(DEMO_VIDEO) --sheet $(dir $(DEMO_OUT))sheet.png --size 160
-	.build/release/muxctl preview --force $(DEMO_VIDEO) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
+	.build/release/muxctl merge --force --orientation landscape $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_WIDE)
+	.build/release/muxctl preview --force $(DEMO_OUT) --sheet $(dir $(DEMO_OUT))sheet.png --frames 6 --columns 6 --size 160
+	.build/release/muxctl preview --force $(DEMO_WIDE) --sheet $(dir $(DEMO_OUT))sheet-landscape.png --frames 6 --columns 3 --size 240
+	.build/release/muxctl preview --force $(DEMO_OUT) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
 
 # The real files other projects made (phones, encoders, recorders) are read
 # from the samples folder, never copied here: MEDIAMUX_SAMPLES, by default

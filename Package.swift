@@ -132,8 +132,8 @@ let package = Package(
                 "MediaMuxPreview",
                 "MediaMuxDownload",
                 "MediaMuxFuzzing",
-                // The tests decode what they read themselves (TrackDecoder).
-                "CFFmpeg",
+                // The tests decode what they read themselves (TrackDecoder), and scale pictures to compare them.
+                "CFFmpeg", "CFFmpegScale",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

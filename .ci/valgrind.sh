@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# muxctl's four kinds of work under valgrind's memcheck: a merge (a copy and
-# an AAC encode), a download over HTTP from 127.0.0.1, a preview clip and a
+# muxctl's four kinds of work under valgrind's memcheck: a merge (a copy, an
+# AAC encode, a video re-framed in H.264 and in 10-bit HEVC), a download over HTTP from 127.0.0.1, a preview clip and a
 # batch of two jobs with previews. Each must end with no definite leak and
 # no invalid read, write or free; valgrind's log is printed when one does.
 #
@@ -85,6 +85,9 @@ check() {
 
 check merge merge TestMedia/h264_bframes_aac.mp4 TestMedia/aac_7s.m4a "$work/out/merged.mp4" --quiet
 check merge-encode merge TestMedia/h264_bframes_aac.mp4 TestMedia/flac_3s.flac "$work/out/encoded.mp4" --quiet
+# Re-framed: decoded, turned and blurred by libavfilter, encoded by libx264; and 10-bit HDR by libx265.
+check merge-reframe merge TestMedia/phone_portrait_h264_aac.mp4 TestMedia/aac_7s.m4a "$work/out/reframed.mp4" --orientation landscape --quiet
+check merge-reframe-hdr merge TestMedia/hevc_hdr10_entry_boxes.mp4 TestMedia/aac_7s.m4a "$work/out/reframed-hdr.mp4" --orientation portrait --quiet
 check download download "http://127.0.0.1:$port/song.m4a" -o "$work/out/song.m4a" --cache-dir "$work/cache"
 check preview-clip preview TestMedia/h264_bframes_aac.mp4 --clip "$work/out/clip.mp4" --seconds 2
 cat >"$work/jobs.json" <<EOF

@@ -23,6 +23,7 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/mastering_display_metadata.h>
 
 // AVERROR codes are built from macros Swift does not import.
 static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
@@ -42,7 +43,7 @@ static inline uint32_t CFFmpeg_MKTAG(char a, char b, char c, char d) {
     return MKTAG(a, b, c, d);
 }
 
-// The display matrix of a stream. FFmpeg 5.x keeps it as stream side data;
+// Stream side data (the display matrix, HDR10's metadata). FFmpeg 5.x keeps it as stream side data;
 // from libavcodec 60.29 (FFmpeg 6.1) it lives in codecpar->coded_side_data and
 // the stream side-data API is deprecated, then removed in libavformat 61.
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
@@ -51,19 +52,58 @@ static inline uint32_t CFFmpeg_MKTAG(char a, char b, char c, char d) {
 #define CFFMPEG_CODEC_PAR_SIDE_DATA 0
 #endif
 
-static inline const int32_t *CFFmpeg_stream_display_matrix(const AVStream *stream) {
+// A stream's side data of one type and its size, wherever this FFmpeg keeps
+// it; NULL when it has none.
+static inline const uint8_t *CFFmpeg_stream_side_data(const AVStream *stream, enum AVPacketSideDataType type, size_t *size) {
 #if CFFMPEG_CODEC_PAR_SIDE_DATA
     const AVPacketSideData *sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
-                                                         stream->codecpar->nb_coded_side_data,
-                                                         AV_PKT_DATA_DISPLAYMATRIX);
-    if (!sd || sd->size < 9 * sizeof(int32_t)) return NULL;
-    return (const int32_t *)sd->data;
+                                                         stream->codecpar->nb_coded_side_data, type);
+    if (!sd) return NULL;
+    *size = sd->size;
+    return sd->data;
 #else
+    return av_stream_get_side_data(stream, type, size);
+#endif
+}
+
+static inline const int32_t *CFFmpeg_stream_display_matrix(const AVStream *stream) {
     size_t size = 0;
-    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    const uint8_t *data = CFFmpeg_stream_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
     if (!data || size < 9 * sizeof(int32_t)) return NULL;
     return (const int32_t *)data;
+}
+
+// HDR10's static metadata of a stream (an MP4's mdcv and clli, Matroska's
+// colour elements), for an encoder to write again; NULL when it has none.
+static inline const AVMasteringDisplayMetadata *CFFmpeg_stream_mastering_display(const AVStream *stream) {
+    size_t size = 0;
+    const uint8_t *data = CFFmpeg_stream_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size);
+    if (!data || size < sizeof(AVMasteringDisplayMetadata)) return NULL;
+    return (const AVMasteringDisplayMetadata *)data;
+}
+
+static inline const AVContentLightMetadata *CFFmpeg_stream_content_light(const AVStream *stream) {
+    size_t size = 0;
+    const uint8_t *data = CFFmpeg_stream_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size);
+    if (!data || size < sizeof(AVContentLightMetadata)) return NULL;
+    return (const AVContentLightMetadata *)data;
+}
+
+// Writes a display matrix of nine values (a, b, u, c, d, v, x, y, w) as they
+// are onto an output stream: the source's, mirrors included. 0 or a negative AVERROR.
+static inline int CFFmpeg_stream_set_display_matrix(AVStream *stream, const int32_t *values) {
+#if CFFMPEG_CODEC_PAR_SIDE_DATA
+    AVPacketSideData *sd = av_packet_side_data_new(&stream->codecpar->coded_side_data,
+                                                   &stream->codecpar->nb_coded_side_data,
+                                                   AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t), 0);
+    if (!sd) return AVERROR(ENOMEM);
+    memcpy(sd->data, values, 9 * sizeof(int32_t));
+#else
+    uint8_t *data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+    if (!data) return AVERROR(ENOMEM);
+    memcpy(data, values, 9 * sizeof(int32_t));
 #endif
+    return 0;
 }
 
 // Writes a display matrix for a clockwise rotation of `clockwise_degrees`

@@ -10,6 +10,7 @@
 #include <libavfilter/buffersrc.h>
 #include <libavutil/error.h>
 #include <libavutil/mem.h>
+#include <libavutil/pixdesc.h>
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -100,9 +101,13 @@ static CFFmpegFilter_graph *fail(CFFmpegFilter_graph *made, int code, const char
     return NULL;
 }
 
-CFFmpegFilter_graph *CFFmpegFilter_create(
-    const char *filters, int inputs, int rate, const AVChannelLayout *layout, int frame_size,
-    int *error, char *message, size_t size) {
+// A graph of `filters` from `inputs` sources of one kind ("abuffer" or
+// "buffer", all given `source_arguments`) to one sink, with `tail` appended
+// to the description after the filters (the conversion back to the format
+// wanted) before the sink's [out].
+static CFFmpegFilter_graph *build(
+    const char *filters, int inputs, const char *source, const char *source_arguments, const char *sink, const char *tail,
+    int threads, int *error, char *message, size_t size) {
     int code = CFFmpegFilter_load(message, size);
     if (code < 0) {
         if (error) *error = code;
@@ -113,31 +118,22 @@ CFFmpegFilter_graph *CFFmpegFilter_create(
     if (!made) return fail(NULL, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
     made->graph = api.graph_alloc();
     if (!made->graph) return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
-    // One thread: the graphs are small, and the merge's other work runs beside them.
-    made->graph->nb_threads = 1;
+    made->graph->nb_threads = threads;
 
-    char layout_name[128] = {0};
-    if (av_channel_layout_describe(layout, layout_name, sizeof layout_name) < 0) {
-        return fail(made, AVERROR(EINVAL), "naming the channel layout", error, message, size);
-    }
-    char source_arguments[256];
-    snprintf(source_arguments, sizeof source_arguments, "time_base=1/%d:sample_rate=%d:sample_fmt=fltp:channel_layout=%s",
-             rate, rate, layout_name);
     made->inputs = inputs;
     for (int index = 0; index < inputs; index++) {
         char name[16];
         snprintf(name, sizeof name, "in%d", index);
-        code = api.graph_create_filter(&made->sources[index], api.get_by_name("abuffer"), name, source_arguments, NULL, made->graph);
+        code = api.graph_create_filter(&made->sources[index], api.get_by_name(source), name, source_arguments, NULL, made->graph);
         if (code < 0) return fail(made, code, "setting up the filter input", error, message, size);
     }
-    code = api.graph_create_filter(&made->sink, api.get_by_name("abuffersink"), "out", NULL, NULL, made->graph);
+    code = api.graph_create_filter(&made->sink, api.get_by_name(sink), "out", NULL, NULL, made->graph);
     if (code < 0) return fail(made, code, "setting up the filter output", error, message, size);
 
-    // The filters, then back to the input's format, rate and layout.
-    size_t length = strlen(filters) + strlen(layout_name) + 128;
+    size_t length = strlen(filters) + strlen(tail) + 16;
     char *description = av_malloc(length);
     if (!description) return fail(made, AVERROR(ENOMEM), "allocating a filter graph", error, message, size);
-    snprintf(description, length, "%s,aformat=sample_fmts=fltp:sample_rates=%d:channel_layouts=%s[out]", filters, rate, layout_name);
+    snprintf(description, length, "%s,%s[out]", filters, tail);
 
     // The sources' outputs, open for the description's [inN]; the sink's input, for its [out].
     AVFilterInOut *outputs = NULL;
@@ -167,8 +163,41 @@ CFFmpegFilter_graph *CFFmpegFilter_create(
     if (code < 0) return fail(made, code, "reading the filter description", error, message, size);
     code = api.graph_config(made->graph, NULL);
     if (code < 0) return fail(made, code, "configuring the filters", error, message, size);
-    if (frame_size > 0) api.set_frame_size(made->sink, (unsigned)frame_size);
     return made;
+}
+
+CFFmpegFilter_graph *CFFmpegFilter_create(
+    const char *filters, int inputs, int rate, const AVChannelLayout *layout, int frame_size,
+    int *error, char *message, size_t size) {
+    char layout_name[128] = {0};
+    if (av_channel_layout_describe(layout, layout_name, sizeof layout_name) < 0) {
+        return fail(NULL, AVERROR(EINVAL), "naming the channel layout", error, message, size);
+    }
+    char source_arguments[256];
+    snprintf(source_arguments, sizeof source_arguments, "time_base=1/%d:sample_rate=%d:sample_fmt=fltp:channel_layout=%s",
+             rate, rate, layout_name);
+    // The filters, then back to the input's format, rate and layout.
+    char tail[256];
+    snprintf(tail, sizeof tail, "aformat=sample_fmts=fltp:sample_rates=%d:channel_layouts=%s", rate, layout_name);
+    // One thread: the graphs are small, and the merge's other work runs beside them.
+    CFFmpegFilter_graph *made = build(filters, inputs, "abuffer", source_arguments, "abuffersink", tail, 1, error, message, size);
+    if (made && frame_size > 0) api.set_frame_size(made->sink, (unsigned)frame_size);
+    return made;
+}
+
+CFFmpegFilter_graph *CFFmpegFilter_create_video(
+    const char *filters, int width, int height, enum AVPixelFormat format, AVRational time_base, AVRational pixel_aspect,
+    enum AVPixelFormat output_format, int threads, int *error, char *message, size_t size) {
+    const char *format_name = av_get_pix_fmt_name(format);
+    const char *output_name = av_get_pix_fmt_name(output_format);
+    if (!format_name || !output_name) return fail(NULL, AVERROR(EINVAL), "naming the pixel format", error, message, size);
+    if (pixel_aspect.num <= 0 || pixel_aspect.den <= 0) pixel_aspect = (AVRational){1, 1};
+    char source_arguments[256];
+    snprintf(source_arguments, sizeof source_arguments, "video_size=%dx%d:pix_fmt=%s:time_base=%d/%d:pixel_aspect=%d/%d",
+             width, height, format_name, time_base.num, time_base.den, pixel_aspect.num, pixel_aspect.den);
+    char tail[128];
+    snprintf(tail, sizeof tail, "format=pix_fmts=%s", output_name);
+    return build(filters, 1, "buffer", source_arguments, "buffersink", tail, threads, error, message, size);
 }
 
 int CFFmpegFilter_send(CFFmpegFilter_graph *graph, int input, AVFrame *frame) {

@@ -223,7 +223,7 @@ public struct MergeEngine: Sendable {
         let prober = Prober(cancellation: flag)
         let videoInfo = try prober.probe(path: video)
         let audioInfo = try prober.probe(path: audio)
-        let planner = MergePlanner(canStore: muxerAccepts)
+        let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
         let plan = try planner.plan(
             video: videoInfo, audio: audioInfo, output: output,
             outputFacts: outputFacts(output: output, inputs: [video, audio]), options: options)

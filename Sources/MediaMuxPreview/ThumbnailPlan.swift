@@ -35,7 +35,7 @@ public struct ThumbnailPlan: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - options: The thumbnails asked for.
-    ///   - plan: The merge they come from: its end and its written rotation.
+    ///   - plan: The merge they come from: its end, its written rotation, and the frame of a video it re-frames.
     ///   - video: The video stream copied, for its coded size and pixel aspect.
     /// - Throws: `MediaMuxError.invalidOption` when `options` are out of range
     ///   (see `ThumbnailOptions.validate()`).
@@ -46,8 +46,11 @@ public struct ThumbnailPlan: Sendable, Equatable {
         // Whole milliseconds, from 1 ms to about 11 days: beyond that, one thumbnail.
         let every = min(max(options.every?.seconds ?? end.seconds / 12, 0.001), 1e9)
         spacing = MediaTime(value: Int64((every * 1000).rounded()), timescale: 1000)
+        // A video re-framed is written as its frame: square pixels, upright.
+        let frame = plan.video.reframing?.frame
         picture = PictureSize(
-            codedWidth: width, codedHeight: height, aspect: video.pixelAspect, rotation: plan.rotation.degrees, longest: options.size)
+            codedWidth: frame?.width ?? width, codedHeight: frame?.height ?? height, aspect: frame == nil ? video.pixelAspect : PixelAspect(),
+            rotation: plan.rotation.degrees, longest: options.size)
         most = Int(min(9999, end.seconds / every + 1))
     }
 }

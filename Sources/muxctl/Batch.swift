@@ -77,7 +77,8 @@ extension MuxCtl {
                 var plan = loaded
                 if let reportFolder { plan = try BatchReportPage.addingPreviews(to: loaded, folder: reportFolder) }
                 let outcome = try await engine.runBatch(plan, shard: shard, options: options, progress: printer.show)
-                let page = try reportFolder.map { folder throws(MediaMuxError) in try BatchReportPage.write(outcome, to: folder) }
+                var page: String?
+                if let reportFolder { page = try await BatchReportPage.write(outcome, to: reportFolder) }
                 return (outcome, page)
             }
             printer.finish()

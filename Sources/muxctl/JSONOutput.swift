@@ -24,6 +24,8 @@ struct MergeSummary: Encodable {
         var bytes: Int
         /// Absent when copied.
         var transcoded: Transcoded?
+        /// Video: how it was re-framed and encoded (absent when copied).
+        var reframed: Reframed?
         /// Audio: how many times the soundtrack plays (absent when once).
         var plays: Int?
         /// Video: seconds its last frame stays past its end (absent when none).
@@ -48,6 +50,22 @@ struct MergeSummary: Encodable {
         var reason: String
         /// "flac -> aac 192 kb/s (MP4 cannot carry FLAC)".
         var summary: String
+    }
+    struct Reframed: Encodable {
+        var from: String
+        var to: String
+        var encoder: String
+        /// "1920x1080".
+        var frame: String
+        var fit: String
+        var bitDepth: Int
+        var quality: Int
+        var preset: String
+        var reason: String
+        var notes: [String]
+        var summary: String
+        /// libavfilter's graph, input [in0].
+        var filterGraph: String
     }
     var output: String
     var duration: Double
@@ -84,6 +102,11 @@ struct MergeSummary: Encodable {
                   transcoded: t.encoding.map {
                       Transcoded(from: $0.sourceCodec, to: $0.codec, bitRate: $0.bitRate, sampleRate: $0.sampleRate,
                                  channels: $0.channels, reason: $0.reason, summary: $0.summary)
+                  },
+                  reframed: t.reframing.map {
+                      Reframed(from: $0.sourceCodec, to: $0.codec, encoder: $0.encoder, frame: $0.frame.description, fit: $0.fit.rawValue,
+                               bitDepth: $0.bitDepth, quality: $0.quality, preset: $0.preset, reason: $0.reason, notes: $0.notes, summary: $0.summary,
+                               filterGraph: $0.filterGraph)
                   },
                   plays: t.plays > 1 ? t.plays : nil,
                   heldLastFrame: t.heldLastFrame.value > 0 ? t.heldLastFrame.seconds : nil,

@@ -6,6 +6,17 @@ import MediaMuxDownload
 import MediaMuxPreview
 
 extension Orientation: ExpressibleByArgument {}
+extension Fit: ExpressibleByArgument {}
+
+/// A frame size as typed: 1920x1080.
+struct FrameSize: ExpressibleByArgument {
+    var size: VideoSize
+
+    init?(argument: String) {
+        guard let size = VideoSize(parsing: argument) else { return nil }
+        self.size = size
+    }
+}
 extension EndPolicy: ExpressibleByArgument {}
 
 extension AudioOptions.Codec: ExpressibleByArgument {
@@ -31,8 +42,11 @@ extension MuxCtl {
         static let configuration = CommandConfiguration(
             abstract: "Merge the video of VIDEO with the audio of AUDIO into OUTPUT (.mp4, .m4v or .mov).",
             discussion: """
-            The video is copied, never re-encoded. The audio is copied too when OUTPUT's container can carry \
-            its codec; otherwise (PCM in MP4, FLAC, Vorbis...) it is encoded AAC, and the summary says why. \
+            The video is copied, shown as the camera recorded it: a portrait phone video stays portrait and \
+            upright. --orientation landscape (or portrait) re-frames video of the other shape into such a frame \
+            by encoding it (--fit, --size, --video-quality, --video-preset). The audio is copied too when \
+            OUTPUT's container can carry its codec; otherwise (PCM in MP4, FLAC, Vorbis...) it is encoded AAC, \
+            and the summary says why. \
             OUTPUT ends where the shorter input ends (--end changes that), to the millisecond, using edit \
             lists. The video's own audio is not copied. The video's metadata (where and when it was recorded, the camera) is kept \
             unless --no-metadata is given.
@@ -48,10 +62,25 @@ extension MuxCtl {
         @Option(name: .customLong("audio-stream"), help: "Which audio stream of AUDIO, counting from 0.")
         var audioStream: Int?
 
-        @Option(help: "landscape, portrait or keep: how the output should be shown.")
-        var orientation: Orientation = .landscape
+        @Option(
+            help: ArgumentHelp(
+                "keep, landscape or portrait: as the video is shown, copied (the default); or in a landscape (portrait) frame, encoding video of the other shape into it.",
+                valueName: "shape"))
+        var orientation: Orientation?
 
-        @Option(help: "Clockwise display rotation to write (0, 90, 180, 270); overrides --orientation.")
+        @Option(help: "blur, pad or crop: how a re-framed picture fills its frame (blurred sides, black, or cut to cover it). Default: blur.")
+        var fit: Fit?
+
+        @Option(help: ArgumentHelp("The re-framed frame, WxH (default: 16:9 or 9:16 at the picture's short side).", valueName: "WxH"))
+        var size: FrameSize?
+
+        @Option(name: .customLong("video-quality"), help: ArgumentHelp("The encoder's CRF for re-framed video, 0-51, lower is better (default: 23 for H.264 and HEVC).", valueName: "crf"))
+        var videoQuality: Int?
+
+        @Option(name: .customLong("video-preset"), help: ArgumentHelp("The encoder's preset for re-framed video (default: veryfast for H.264, superfast for HEVC).", valueName: "name"))
+        var videoPreset: String?
+
+        @Option(help: "Clockwise display rotation to write (0, 90, 180, 270), by copy, for a file whose recorded orientation is wrong; overrides --orientation.")
         var rotate: Int?
 
         @Flag(name: [.customShort("y"), .long], help: "Overwrite OUTPUT if it exists.")
@@ -157,9 +186,11 @@ extension MuxCtl {
 
         func run() async throws {
             let engine = common.engine
+            var reframing = VideoOptions(frameSize: size?.size, quality: videoQuality, preset: videoPreset)
+            if let fit { reframing.fit = fit }
             let options = MergeOptions(
-                videoStream: videoStream, audioStream: audioStream, orientation: orientation,
-                rotation: rotate, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata, end: end,
+                videoStream: videoStream, audioStream: audioStream, orientation: orientation ?? MergeOptions().orientation,
+                rotation: rotate, video: reframing, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata, end: end,
                 audio: AudioOptions(
                     codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
                     offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
@@ -179,7 +210,10 @@ extension MuxCtl {
                         video: video, audio: audio, output: output, options: options, download: downloadOptions,
                         thumbnails: thumbnailOptions,
                         progress: { progress in
-                            let detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
+                            var detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
+                            if let frames = progress.framesEncoded {
+                                detail += ", \(frames)\(progress.framesPlanned.map { " / \($0)" } ?? "") frames encoded"
+                            }
                             bar?.update(fraction: progress.fraction, detail: detail)
                         },
                         downloadProgress: { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) },
@@ -215,7 +249,8 @@ func describe(_ report: MergeReport) -> String {
     func track(_ name: String, _ track: MergeReport.Track) -> String {
         let tag = track.codecTag.map { " (\($0))" } ?? ""
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
-        let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
+        let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" }
+            ?? track.reframing.map { "encoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
         var extra = track.plays > 1 ? ", played \(track.plays) times" : ""
         if track.heldLastFrame.value > 0 { extra += ", last frame held \(track.heldLastFrame.secondsText()) s" }
         if let loudness = track.loudness {

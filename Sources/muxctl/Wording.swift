@@ -22,7 +22,9 @@ extension MediaMuxError {
 
 /// Why the rotation written was chosen, in muxctl's terms.
 func describeRotationReason(_ decision: RotationDecision) -> String {
-    decision.chosenByCaller ? "set by --rotate" : decision.reason
+    if decision.chosenByCaller { return "set by --rotate" }
+    guard let other = decision.reframedBy else { return decision.reason }
+    return decision.reason + "; --orientation \(other.rawValue) re-frames it (encodes)"
 }
 
 /// Why a stream was not copied, naming the flag that would choose it.

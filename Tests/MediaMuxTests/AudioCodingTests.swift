@@ -11,7 +11,7 @@ struct AudioCodingTests {
             start: .zero(), end: MediaTime(value: 3, timescale: 1), sampleRate: rate, channels: channels)
     }
 
-    let planner = MergePlanner(canStore: muxerAccepts)
+    let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
 
     func decide(_ codec: String, _ container: MergePlan.Container, _ options: AudioOptions = AudioOptions(), rate: Int = 48000, channels: Int = 2) throws -> AudioEncoding? {
         try planner.audioEncoding(for: Self.audio(codec, rate: rate, channels: channels), in: container, options: options, output: "o.\(container.rawValue)")

@@ -17,6 +17,7 @@ struct BatchManifestTests {
                "end": "video", "loopAudio": true, "audioOffset": -1.5, "loudness": -16, "audioBitrate": "128k",
                "keepOriginalAudio": true, "orientation": "keep", "preview": {"sheet": true, "clip": true}},
               {"video": "/abs/v.mov", "audio": "song.wav", "output": "out/b.mov", "mixOriginal": -12, "fadeIn": 2,
+               "orientation": "landscape", "fit": "pad", "size": "1280x720", "videoQuality": 21, "videoPreset": "medium",
                "preview": {"sheet": {"path": "sheets/b.png", "frames": 6, "columns": 3, "size": 200}, "clip": {"seconds": 4, "height": 240}}},
               {"input": "clips/c.mp4", "preview": {"sheet": "c.png"}}
             ]}
@@ -41,6 +42,10 @@ struct BatchManifestTests {
         }
         #expect(video2 == "/abs/v.mov" && audio2 == "/shared/batch/song.wav")
         #expect(options2.originalAudio == .mixed(level: -12) && options2.audio.fadeIn == 2)
+        #expect(options2.orientation == .landscape)
+        #expect(options2.video == VideoOptions(fit: .pad, frameSize: VideoSize(width: 1280, height: 720), quality: 21, preset: "medium"))
+        // Unsaid, the library's defaults.
+        #expect(options.video == VideoOptions() && MergeOptions().orientation == .keep)
         #expect(second.sheet == BatchJob.Sheet(path: "/shared/batch/sheets/b.png", options: ContactSheetOptions(frames: 6, columns: 3, tileSize: 200)))
         var clipOptions = PreviewClipOptions()
         clipOptions.duration = 4
@@ -68,6 +73,12 @@ struct BatchManifestTests {
          "jobs.json: jobs[0].end: must be one of \"audio\", \"shortest\", \"video\""),
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "rotate": 45}]}"#,
          "jobs.json: jobs[0].rotate: must be 0, 90, 180 or 270"),
+        (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "fit": "stretch"}]}"#,
+         "jobs.json: jobs[0].fit: must be one of \"blur\", \"crop\", \"pad\""),
+        (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "size": "wide"}]}"#,
+         "jobs.json: jobs[0].size: must be a size such as \"1920x1080\", not \"wide\""),
+        (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "orientation": "sideways"}]}"#,
+         "jobs.json: jobs[0].orientation: must be one of \"keep\", \"landscape\", \"portrait\""),
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "fadeOut": -1}]}"#,
          "jobs.json: jobs[0].fadeOut: must be a number of seconds, 0 or more"),
         (#"{"jobs": [{"video": "v.mp4", "audio": 7, "output": "o.mp4"}]}"#,

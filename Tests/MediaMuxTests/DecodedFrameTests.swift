@@ -38,8 +38,10 @@ struct DecodedFrameTests {
     /// FFmpeg's rule differs where an edit starts between two frames (Apple
     /// writes such edits): it drops the frame on screen at the start, which
     /// is shown for less than a frame's time, and starts with the next.
-    static func shown(_ track: MP4File.Track, movieTimescale: UInt32, asFFmpeg: Bool = false) throws -> [TrackDecoder.Frame] {
-        let frames = try TrackDecoder.frames(of: track)
+    static func shown(
+        _ track: MP4File.Track, movieTimescale: UInt32, asFFmpeg: Bool = false, keepingLuma: Bool = false
+    ) throws -> [TrackDecoder.Frame] {
+        let frames = try TrackDecoder.frames(of: track, keepingLuma: keepingLuma)
         // Without an edit list the media plays from its start to its end.
         var start: Int64 = 0
         var end = track.mediaDuration

@@ -16,7 +16,7 @@ struct MergeTests {
         var seconds: Double
         var rotation = 0
         var videoTag: String? = nil
-        var orientation: Orientation = .landscape
+        var orientation: Orientation = .keep
         var testDescription: String { "\(video) + \(audio)" }
         var readsSamples: Bool { video.isSample || audio.isSample }
     }
@@ -25,7 +25,7 @@ struct MergeTests {
         // H.264 with B-frames (4.0 s) cut by a 2.0 s AAC.
         Case(video: "h264_bframes_aac.mp4", audio: "aac_2s.m4a", seconds: 2.0, videoTag: "avc1"),
         // iPhone HEVC, B-frames, edit list starting before the first sync sample: elst 27722/10000 s.
-        Case(video: .sample("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: "aac_7s.m4a", seconds: 2.7722, videoTag: "hvc1"),
+        Case(video: .sample("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4"), audio: "aac_7s.m4a", seconds: 2.7722, rotation: 90, videoTag: "hvc1"),
         // Audio starting 44 ms late: empty edit 1320/30000 + 29259/30000.
         Case(video: .sample("apple_h264_bframes_audio_starts_44ms_late.mov"), audio: .sample("apple_h264_bframes_audio_starts_44ms_late.mov"), seconds: 30579.0 / 30000),
         // iTunSMPB-only priming: 7119 valid samples at 22050 Hz.
@@ -48,17 +48,18 @@ struct MergeTests {
         Case(video: "av1.mp4", audio: .sample("chrome_mediarecorder_opus_no_duration.webm"), seconds: 1.5),
         // Android layout with a VBR MP3.
         Case(video: .sample("android14_hevc_hlg_audio_track_first.mp4"), audio: .sample("lame399_vbr_xing_lametag_mono.mp3"), seconds: 0.3001),
-        // Rotation: landscape rule and keep.
-        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
-        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90, orientation: .keep),
+        // Rotation: each kept as the source has it (re-framing is ReframeTests').
+        Case(video: "h264_rot90.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90),
         Case(video: "h264_rot180.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 180),
-        Case(video: "h264_rot270.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
-        Case(video: "h264_coded_portrait.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 90),
-        Case(video: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4"), audio: "aac_7s.m4a", seconds: 179.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+        Case(video: "h264_rot270.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 270),
+        Case(video: "h264_coded_portrait.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 0),
+        // Landscape content is copied under the landscape orientation too.
+        Case(video: "h264_rot180.mp4", audio: "aac_7s.m4a", seconds: 3.0, rotation: 180, orientation: .landscape),
+        Case(video: .sample("iphone_hevc_rot90_aac_mebx_0.3s.mp4"), audio: "aac_7s.m4a", seconds: 179.0 / 600, rotation: 90, videoTag: "hvc1"),
         // iPhone 14 Pro, Dolby Vision 8.4: elst 64/600 s over ctts v1 offsets that put pictures before their decode time.
-        Case(video: .sample("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov"), audio: "aac_7s.m4a", seconds: 64.0 / 600, rotation: 90, videoTag: "hvc1", orientation: .keep),
+        Case(video: .sample("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov"), audio: "aac_7s.m4a", seconds: 64.0 / 600, rotation: 90, videoTag: "hvc1"),
         // AV1 10-bit PQ, coded portrait 720x1280: 127 frames of 1001/30000 s.
-        Case(video: .sample("av1_hdr10_mdcv_clli.mp4"), audio: "aac_7s.m4a", seconds: 127 * 1001.0 / 30000, videoTag: "av01", orientation: .keep),
+        Case(video: .sample("av1_hdr10_mdcv_clli.mp4"), audio: "aac_7s.m4a", seconds: 127 * 1001.0 / 30000, videoTag: "av01"),
         // Two clips cut for joins (one avcC): 125 frames at 25 fps, against 5.015 s of the other's AAC.
         Case(video: .sample("join_preroll_h264_640x360_aac_5s.mp4"), audio: .sample("join_midroll_h264_640x360_aac_5s.mp4"), seconds: 5.0, videoTag: "avc1"),
     ]

@@ -28,7 +28,7 @@ struct PlannerTests {
     ])
     static let song = info("song.m4a", [stream(0, .audio, codec: "aac", scale: 44100, end: 308_700)])  // 7.0 s
     static let freshOutput = OutputFacts(exists: false, folderExists: true, inputBytes: 10_000_000)
-    let planner = MergePlanner { codec, container in codec != "pcm_s24le" || container == .mov }
+    let planner = MergePlanner(canStore: { codec, container in codec != "pcm_s24le" || container == .mov }, hasEncoder: { _ in false })
 
     @Test func endsWhereTheShorterInputEnds() throws {
         let plan = try planner.plan(video: Self.phoneVideo, audio: Self.song, output: "out.mp4", outputFacts: Self.freshOutput, options: MergeOptions())
@@ -37,7 +37,9 @@ struct PlannerTests {
         #expect(plan.video.streamIndex == 1)
         #expect(plan.audio.streamIndex == 0)
         #expect(plan.video.codecTag == "hvc1")
-        #expect(plan.rotation.degrees == 0)
+        // Shown portrait, copied with its own matrix.
+        #expect(plan.rotation.degrees == 90 && plan.rotation.keepsSourceMatrix && plan.rotation.reframedBy == .landscape)
+        #expect(plan.video.isCopied)
 
         let longSong = Self.info("long.m4a", [Self.stream(0, .audio, codec: "aac", scale: 48000, end: 960_000)])  // 20 s
         let videoFirst = try planner.plan(video: Self.phoneVideo, audio: longSong, output: "out.mov", outputFacts: Self.freshOutput, options: MergeOptions())
@@ -110,13 +112,13 @@ struct PlannerTests {
         // FFmpeg 5.1 lists Opus for MOV but refuses it when writing the header ("only supported in MP4").
         let browser = Self.info("call.webm", [Self.stream(0, .audio, codec: "opus", scale: 48000, end: 96000)])
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov")) {
-            try MergePlanner(canStore: muxerAccepts).plan(
+            try MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable).plan(
                 video: Self.phoneVideo, audio: browser, output: "o.mov", outputFacts: Self.freshOutput, options: copying)
         }
         // A video codec the container cannot carry is an error whatever the options.
         let screen = Self.info("screen.mkv", [Self.stream(0, .video, codec: "prores", scale: 1000, end: 10000, width: 640, height: 360)])
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "prores", container: "mp4", path: "o.mp4")) {
-            try MergePlanner(canStore: muxerAccepts).plan(
+            try MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable).plan(
                 video: screen, audio: Self.song, output: "o.mp4", outputFacts: Self.freshOutput, options: options)
         }
         // H.264 without parameter sets (an avc1 entry without avcC) would get

@@ -83,8 +83,8 @@ struct PreviewSeekAndMergeTests {
 
     /// A rotated source (coded 320x240, shown portrait) merged with its
     /// rotation kept: thumbnails upright as the output is shown, 120x160;
-    /// merged landscape (0° written): as coded, 160x120.
-    @Test(arguments: [(Orientation.keep, 90, 120, 160), (.landscape, 0, 160, 120)])
+    /// re-framed into a landscape frame (426x240, 0° written): that frame, 160x90.
+    @Test(arguments: [(Orientation.keep, 90, 120, 160), (.landscape, 0, 160, 90)])
     func mergeThumbnailsFollowTheOutputRotation(_ orientation: Orientation, rotation: Int, width: Int, height: Int) async throws {
         let folder = try TemporaryFolder()
         let collected = Collected()

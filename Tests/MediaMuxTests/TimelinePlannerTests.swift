@@ -14,7 +14,7 @@ struct TimelinePlannerTests {
         PlannerTests.info(path, [PlannerTests.stream(0, .audio, codec: codec, scale: 48000, end: seconds * 48000)])
     }
 
-    let planner = MergePlanner(canStore: muxerAccepts)
+    let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
 
     func plan(
         _ audio: MediaInfo, _ end: EndPolicy = .shortest, loops: Bool = false, offset: MediaTime = .zero(),
@@ -168,7 +168,7 @@ struct TimelinePlannerTests {
 /// none goes with copying, and their values and lengths are checked; and the
 /// filters execution runs for them.
 struct AudioEffectsPlannerTests {
-    let planner = MergePlanner(canStore: muxerAccepts)
+    let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
 
     func plan(_ options: AudioOptions, seconds: Int64 = 4) throws -> MergePlan {
         try planner.plan(
@@ -229,7 +229,7 @@ struct AudioEffectsPlannerTests {
 /// The video's own audio in the planner: kept as a disabled second track, or
 /// mixed into the soundtrack, which is then encoded and spans the output.
 struct OriginalAudioPlannerTests {
-    let planner = MergePlanner(canStore: muxerAccepts)
+    let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
 
     func plan(_ original: OriginalAudio, video: MediaInfo = PlannerTests.phoneVideo, audio: AudioOptions = AudioOptions(), end: EndPolicy = .shortest) throws -> MergePlan {
         try planner.plan(

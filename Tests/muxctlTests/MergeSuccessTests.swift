@@ -260,12 +260,16 @@ struct MergeRotationTests {
     }
 
     static let cases: [Case] = [
-        Case(video: "h264_rot90.mp4", extra: [], reported: 0),
+        // By default each is kept as its source shows it.
+        Case(video: "h264_rot90.mp4", extra: [], reported: 90),
         Case(video: "h264_rot90.mp4", extra: ["--orientation", "keep"], reported: 90),
         Case(video: "h264_rot270.mp4", extra: ["--orientation", "keep"], reported: 270),
         Case(video: "h264_rot180.mp4", extra: ["--orientation", "keep"], reported: 180),
         Case(video: "h264_rot90.mp4", extra: ["--orientation", "portrait"], reported: 90),
-        Case(video: "h264_coded_portrait.mp4", extra: [], reported: 90),
+        Case(video: "h264_coded_portrait.mp4", extra: [], reported: 0),
+        // Re-framed into a landscape frame: encoded upright, no rotation.
+        Case(video: "h264_rot90.mp4", extra: ["--orientation", "landscape"], reported: 0),
+        Case(video: "h264_rot180.mp4", extra: ["--orientation", "landscape"], reported: 180),
         Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "90"], reported: 90),
         Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "180"], reported: 180),
         Case(video: "h264_bframes_aac.mp4", extra: ["--rotate", "270"], reported: 270),

@@ -120,7 +120,7 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
     public var seconds: Double
     /// Its size.
     public var bytes: Int
-    /// The video, copied.
+    /// The video, copied or re-framed.
     public var video: Track
     /// The soundtrack.
     public var audio: Track
@@ -140,7 +140,9 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
     /// - Parameter report: The merge's report.
     public init(_ report: MergeReport) {
         func track(_ track: MergeReport.Track) -> Track {
-            Track(codec: track.codec, seconds: track.duration.seconds, how: track.encoding.map { "transcoded: " + $0.summary } ?? "copied")
+            Track(
+                codec: track.codec, seconds: track.duration.seconds,
+                how: track.encoding.map { "transcoded: " + $0.summary } ?? track.reframing.map { "re-framed: " + $0.summary } ?? "copied")
         }
         output = report.output
         seconds = report.duration.seconds
@@ -149,7 +151,7 @@ public struct BatchMergeFacts: Sendable, Equatable, Codable {
         audio = track(report.audio)
         originalAudio = report.originalAudio.map(track)
         rotation = report.rotation.degrees
-        rotationReason = report.rotation.reason
+        rotationReason = report.rotation.reason + (report.rotation.reframedBy.map { "; orientation \($0.rawValue) re-frames it (encodes)" } ?? "")
         end = report.endReason.rawValue
         warnings = report.warnings
     }

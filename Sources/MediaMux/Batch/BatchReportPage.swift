@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// The page a batch leaves for people to look at: `index.html` in a folder
-/// of its own, with every job's contact sheet and preview clip under
-/// `media/` beside it. Every path in it is relative and nothing comes from
+/// of its own, with every job's contact sheet and preview clip (with its
+/// first picture as the player's poster) under `media/` beside it. Every path in it is relative and nothing comes from
 /// elsewhere (no scripts, fonts or styles from the network), so the folder
 /// opens from disk and can be published whole, as a CI run's artifact.
 public enum BatchReportPage {
@@ -36,13 +36,15 @@ public enum BatchReportPage {
     ///
     /// - Throws: `outputDirectoryMissing` or `outputNotWritable` when the folder or a file in it cannot be written.
     @discardableResult
-    public static func write(_ report: BatchReport, to folder: String) throws(MediaMuxError) -> String {
+    public static func write(_ report: BatchReport, to folder: String) async throws(MediaMuxError) -> String {
         try makeFolders(mediaFolder(folder))
         var cards: [String] = []
         for job in report.jobs {
             let sheet = try job.sheet.map { facts throws(MediaMuxError) in try place(facts.path, as: "job-\(job.index).sheet.png", in: folder) }
             let clip = try job.clip.map { facts throws(MediaMuxError) in try place(facts.path, as: "job-\(job.index).preview.mp4", in: folder) }
-            cards.append(card(job, sheet: sheet, clip: clip))
+            var poster: String?
+            if let clip { poster = try await writePoster(of: folder + "/" + clip, as: "job-\(job.index).poster.jpg", in: folder) }
+            cards.append(card(job, sheet: sheet, clip: clip, poster: poster))
         }
         let page = folder + "/index.html"
         do {
@@ -54,6 +56,23 @@ public enum BatchReportPage {
     }
 
     static func mediaFolder(_ folder: String) -> String { folder + "/media" }
+
+    /// The clip's first picture as a JPEG in `media/`, the poster its player
+    /// shows until played (a browser shows a black box before the first
+    /// frame is fetched); nil when the clip has no picture to give.
+    private static func writePoster(of clip: String, as name: String, in folder: String) async throws(MediaMuxError) -> String? {
+        let previews = PreviewEngine()
+        let path = mediaFolder(folder) + "/" + name
+        do {
+            for try await frame in previews.frames(of: clip, options: FrameOptions(selection: .times([.zero()]), size: nil)) {
+                _ = try previews.writeImage(frame, to: path, format: .jpeg, overwrite: true)
+                return "media/" + name
+            }
+        } catch {
+            throw MediaMuxError(error, subject: path)
+        }
+        return nil
+    }
 
     /// The page's relative path to a preview: where it is when it is in
     /// `media/` already, else a link (or copy) put there.
@@ -102,7 +121,7 @@ public enum BatchReportPage {
             """
     }
 
-    private static func card(_ job: BatchJobReport, sheet: String?, clip: String?) -> String {
+    private static func card(_ job: BatchJobReport, sheet: String?, clip: String?, poster: String?) -> String {
         var rows: [(String, String)] = []
         switch job.job.work {
         case .merge(let video, let audio, let output, _):
@@ -131,7 +150,10 @@ public enum BatchReportPage {
         let table = rows.map { "<tr><th>\(escape($0.0))</th><td>\(escape($0.1))</td></tr>" }.joined()
         var media = ""
         if let sheet { media += "<img src=\"\(escape(sheet))\" alt=\"contact sheet of jobs[\(job.index)]\">" }
-        if let clip { media += "<video src=\"\(escape(clip))\" controls muted preload=\"metadata\"></video>" }
+        if let clip {
+            let still = poster.map { " poster=\"\(escape($0))\"" } ?? ""
+            media += "<video src=\"\(escape(clip))\"\(still) controls muted preload=\"metadata\"></video>"
+        }
         let notes = job.warnings.map { "<p class=\"warning\">warning: \(escape($0))</p>" }.joined()
             + (job.error.map { "<p class=\"error\">error: \(escape($0.description))</p>" } ?? "")
         return """

@@ -16,7 +16,7 @@ struct JobFields {
     }
 
     static let mergeFields = [
-        "video", "audio", "output", "orientation", "rotate", "end", "loopAudio", "audioOffset", "audioCodec", "audioBitrate",
+        "video", "audio", "output", "orientation", "rotate", "fit", "size", "videoQuality", "videoPreset", "end", "loopAudio", "audioOffset", "audioCodec", "audioBitrate",
         "sampleRate", "channels", "volume", "fadeIn", "fadeOut", "loudness", "keepOriginalAudio", "mixOriginal",
         "videoStream", "audioStream", "faststart", "metadata",
     ]
@@ -55,7 +55,11 @@ struct JobFields {
 
     private mutating func mergeOptions() throws(MediaMuxError) -> MergeOptions {
         var options = MergeOptions()
-        options.orientation = try choice("orientation", ["landscape": .landscape, "portrait": .portrait, "keep": .keep]) ?? .landscape
+        options.orientation = try choice("orientation", Self.named(Orientation.allCases)) ?? options.orientation
+        options.video.fit = try choice("fit", Self.named(Fit.allCases)) ?? options.video.fit
+        options.video.frameSize = try frameSize("size")
+        options.video.quality = try integer("videoQuality", atLeast: 0)
+        options.video.preset = try text("videoPreset")
         if let rotate = try integer("rotate") {
             guard [0, 90, 180, 270].contains(rotate) else { throw problem("rotate", "must be 0, 90, 180 or 270") }
             options.rotation = rotate
@@ -191,6 +195,24 @@ struct JobFields {
         let names = values.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
         guard case .string(let text) = value, let chosen = values[text] else { throw problem(key, "must be one of \(names)") }
         return chosen
+    }
+
+    private static func named<T: RawRepresentable<String>>(_ cases: [T]) -> [String: T] {
+        Dictionary(uniqueKeysWithValues: cases.map { ($0.rawValue, $0) })
+    }
+
+    private mutating func text(_ key: String) throws(MediaMuxError) -> String? {
+        guard let value = take(key) else { return nil }
+        guard case .string(let text) = value, !text.isEmpty else { throw problem(key, "must be a name, not \(value.kind)") }
+        return text
+    }
+
+    /// "1920x1080".
+    private mutating func frameSize(_ key: String) throws(MediaMuxError) -> VideoSize? {
+        guard let value = take(key) else { return nil }
+        guard case .string(let text) = value else { throw problem(key, "must be a size such as \"1920x1080\", not \(value.kind)") }
+        guard let size = VideoSize(parsing: text) else { throw problem(key, "must be a size such as \"1920x1080\", not \"\(text)\"") }
+        return size
     }
 
     /// 192000, or "192k".

@@ -25,7 +25,7 @@ package final class AudioSpanEncoder {
     private var readers: [AudioSpanReader] { [reader] + (mixed.map { [$0] } ?? []) }
     private let encoder: EncoderHandle
     /// The level's filters, and the samples they have handed out waiting for the encoder.
-    private let filters: AudioFilterGraph?
+    private let filters: FilterGraph?
     private let filtered: SampleQueue?
     private let filteredFrame: FrameBuffer
     private let bytesPerSample = Int(av_get_bytes_per_sample(AV_SAMPLE_FMT_FLTP))
@@ -82,7 +82,7 @@ package final class AudioSpanEncoder {
             description = "[in0]\(filters ?? "anull")[a];[in1]\(level)[b];[a][b]amix=inputs=2:duration=first:dropout_transition=0:normalize=0"
         }
         if let description {
-            self.filters = try AudioFilterGraph(
+            self.filters = try FilterGraph(
                 filters: description, inputs: mixing == nil ? 1 : 2, rate: reader.rate, layout: &made.pointee.ch_layout, path: demuxer.path)
             filtered = try SampleQueue(format: AV_SAMPLE_FMT_FLTP, channels: Int32(settings.channels), path: demuxer.path)
         } else {

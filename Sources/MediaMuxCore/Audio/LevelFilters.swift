@@ -21,7 +21,7 @@ enum LoudnessMeter {
     static func measure(_ reader: AudioSpanReader, after filters: String? = nil, path: String) throws -> (integrated: Double, truePeak: Double) {
         let meter = "ebur128=peak=true:metadata=1"
         let graph = try reader.withLayout {
-            try AudioFilterGraph(filters: "[in0]" + (filters.map { $0 + "," + meter } ?? meter), rate: reader.rate, layout: $0, path: path)
+            try FilterGraph(filters: "[in0]" + (filters.map { $0 + "," + meter } ?? meter), rate: reader.rate, layout: $0, path: path)
         }
         let frame = try FrameBuffer()
         var integrated: Double?

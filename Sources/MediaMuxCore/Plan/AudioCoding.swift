@@ -182,7 +182,10 @@ extension MergePlanner {
     /// How users know a codec: "FLAC", "PCM", "Vorbis".
     static func displayName(_ codec: String) -> String {
         if codec.hasPrefix("pcm_") { return "PCM" }
-        let names = ["vorbis": "Vorbis", "opus": "Opus", "truehd": "TrueHD", "flac": "FLAC", "alac": "ALAC", "wmav2": "WMA"]
+        let names = [
+            "vorbis": "Vorbis", "opus": "Opus", "truehd": "TrueHD", "flac": "FLAC", "alac": "ALAC", "wmav2": "WMA",
+            "h264": "H.264", "hevc": "HEVC", "av1": "AV1", "vp9": "VP9", "vp8": "VP8", "mpeg4": "MPEG-4", "prores": "ProRes",
+        ]
         return names[codec] ?? codec.uppercased()
     }
 }

@@ -15,6 +15,11 @@ public struct SampleEntryCarry: Sendable, Equatable {
     /// (sinf: encryption), and padding.
     static let neverCarried: Set<String> = ["frma", "\0\0\0\0", "sinf", "free", "skip"]
 
+    /// Boxes that describe the picture's colour, which an encoded copy keeps:
+    /// QuickTime's and ISO's colr, HDR10's mastering display and light
+    /// levels, Apple's ambient viewing environment.
+    static let colourTypes: Set<String> = ["colr", "mdcv", "clli", "amve"]
+
     /// Configuration boxes that describe the bitstream as the sample-entry
     /// type declares it (hvc1 wants parameter sets complete in hvcC, hev1
     /// does not): kept as the muxer wrote them when the type changes.

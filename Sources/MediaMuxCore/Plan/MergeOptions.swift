@@ -1,12 +1,57 @@
 import MediaMuxBase
-/// Which way up the merged video should be shown.
+/// Which shape the merged video is shown in. Whatever the choice, the
+/// picture is upright: a display matrix can only turn a picture, so a
+/// portrait picture in a landscape frame (or the reverse) is encoded.
 public enum Orientation: String, Sendable, CaseIterable {
-    /// Show it landscape (or square): fix portrait-shown phone video.
-    case landscape
-    /// Show it portrait (or square).
-    case portrait
-    /// Write the source's own rotation.
+    /// As the source is shown, copied: its own display rotation (mirrors
+    /// included), so players show the video as the camera recorded it. The default.
     case keep
+    /// Landscape: landscape and square video is copied as it is shown;
+    /// portrait video is encoded into a landscape frame (see `VideoOptions`).
+    case landscape
+    /// Portrait: portrait video is copied as it is shown; landscape and square
+    /// video is encoded into a portrait frame, for vertical-video platforms.
+    case portrait
+}
+
+/// How a picture of one shape fills a frame of the other when the video is re-framed.
+public enum Fit: String, Sendable, CaseIterable {
+    /// The picture whole, centred; the sides show the same picture scaled to
+    /// cover the frame, blurred and darkened, as phone apps fill them. The default.
+    case blur
+    /// The picture whole, centred, on black.
+    case pad
+    /// The picture covers the frame; what lies outside it is cut off.
+    case crop
+}
+
+/// How video that is re-framed is encoded. Video that is copied ignores these.
+public struct VideoOptions: Sendable, Equatable {
+    /// How the picture fills the frame.
+    public var fit: Fit
+    /// The frame; nil for 16:9 (9:16 in portrait) with its short side the
+    /// picture's short side as shown. Both sides even, the shape the orientation asks for.
+    public var frameSize: VideoSize?
+    /// The encoder's constant rate factor (x264's and x265's CRF, 0-51,
+    /// lower is better); nil for MediaMux's choice, visually lossless.
+    public var quality: Int?
+    /// The encoder's preset, in its own terms ("veryfast", "medium", "slow"...);
+    /// nil for MediaMux's choice.
+    public var preset: String?
+
+    /// Options for re-framed video; every one has a default.
+    ///
+    /// - Parameters:
+    ///   - fit: How the picture fills the frame; blurred sides unless told otherwise.
+    ///   - frameSize: The frame; nil for 16:9 (9:16) at the picture's short side.
+    ///   - quality: The encoder's CRF; nil for MediaMux's choice.
+    ///   - preset: The encoder's preset; nil for MediaMux's choice.
+    public init(fit: Fit = .blur, frameSize: VideoSize? = nil, quality: Int? = nil, preset: String? = nil) {
+        self.fit = fit
+        self.frameSize = frameSize
+        self.quality = quality
+        self.preset = preset
+    }
 }
 
 /// Where the output ends.
@@ -40,11 +85,14 @@ public struct MergeOptions: Sendable, Equatable {
     public var videoStream: Int?
     /// Which audio stream of the audio file: 0 is the first audio stream.
     public var audioStream: Int?
-    /// Which way up the output is shown: the rule that decides the display
-    /// rotation written (the pixels are never touched).
+    /// Which shape the output is shown in: the source's (copied), or landscape
+    /// or portrait, encoding video of the other shape into such a frame.
     public var orientation: Orientation
-    /// A clockwise display rotation (0, 90, 180, 270) that overrides `orientation`.
+    /// A clockwise display rotation (0, 90, 180, 270) to write, by copy,
+    /// for a file whose recorded orientation is wrong; overrides `orientation`.
     public var rotation: Int?
+    /// How video that is re-framed is fitted and encoded.
+    public var video: VideoOptions
     /// Replace an existing output file.
     public var overwrite: Bool
     /// Put the movie header before the media data, so playback can start before the whole file arrives.
@@ -67,9 +115,10 @@ public struct MergeOptions: Sendable, Equatable {
     ///     streams from 0 (cover art not counted); nil for the first.
     ///   - audioStream: Which audio stream of the audio file, counting audio
     ///     streams from 0; nil for the first.
-    ///   - orientation: Which way up the output is shown; landscape unless told otherwise.
-    ///   - rotation: A clockwise rotation (0, 90, 180 or 270) that overrides
-    ///     `orientation`; any other value makes the merge fail with `.invalidOption`.
+    ///   - orientation: Which shape the output is shown in; the source's, copied, unless told otherwise.
+    ///   - rotation: A clockwise rotation (0, 90, 180 or 270) written by copy,
+    ///     overriding `orientation`; any other value makes the merge fail with `.invalidOption`.
+    ///   - video: How video that is re-framed is fitted and encoded.
     ///   - overwrite: Replace an existing output instead of failing with `.outputExists`.
     ///   - faststart: Put the movie header first, for playback that starts
     ///     before the whole file arrives.
@@ -78,8 +127,8 @@ public struct MergeOptions: Sendable, Equatable {
     ///   - audio: How the soundtrack is copied or encoded, placed and levelled.
     ///   - originalAudio: What becomes of the video's own audio; left out unless told otherwise.
     public init(
-        videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .landscape,
-        rotation: Int? = nil, overwrite: Bool = false, faststart: Bool = true,
+        videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .keep,
+        rotation: Int? = nil, video: VideoOptions = VideoOptions(), overwrite: Bool = false, faststart: Bool = true,
         keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions(),
         originalAudio: OriginalAudio = .replaced
     ) {
@@ -87,6 +136,7 @@ public struct MergeOptions: Sendable, Equatable {
         self.audioStream = audioStream
         self.orientation = orientation
         self.rotation = rotation
+        self.video = video
         self.overwrite = overwrite
         self.faststart = faststart
         self.keepsMetadata = keepsMetadata

@@ -96,6 +96,12 @@ public struct MergePlan: Sendable, Equatable {
         public var trackBoxes: TrackBoxCarry?
         /// Audio: nil when the packets are copied; otherwise how they are decoded and encoded.
         public var encoding: AudioEncoding?
+        /// Video: nil when the packets are copied; otherwise how the frames
+        /// are turned, fitted into another frame and encoded.
+        public var reframing: VideoEncoding?
+
+        /// The input's packets are written as they are: neither encoded nor re-framed.
+        public var isCopied: Bool { encoding == nil && reframing == nil }
 
         /// Players play the track unless told otherwise; false for the kept original audio.
         public var isEnabled = true

@@ -23,3 +23,9 @@ private let refusedAtHeader: [MergePlan.Container: Set<String>] = [
 package func isAudioCodec(_ codec: String) -> Bool {
     avcodec_descriptor_get_by_name(codec)?.pointee.type == AVMEDIA_TYPE_AUDIO
 }
+
+/// Whether this FFmpeg has an encoder by that name ("libx264"): the fact the
+/// pure planner is given for re-framing.
+@Sendable package func encoderAvailable(_ name: String) -> Bool {
+    avcodec_find_encoder_by_name(name) != nil
+}

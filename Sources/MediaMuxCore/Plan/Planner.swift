@@ -3,9 +3,14 @@ import MediaMuxBase
 package struct MergePlanner: Sendable {
     /// Answers whether the output container can hold a codec (FFmpeg's muxer knows).
     package var canStore: @Sendable (_ codec: String, _ container: MergePlan.Container) -> Bool
+    /// Answers whether this FFmpeg has an encoder, by name ("libx264").
+    package var hasEncoder: @Sendable (_ name: String) -> Bool
 
-    package init(canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool) {
+    package init(
+        canStore: @escaping @Sendable (String, MergePlan.Container) -> Bool, hasEncoder: @escaping @Sendable (String) -> Bool
+    ) {
         self.canStore = canStore
+        self.hasEncoder = hasEncoder
     }
 
     package static let movieTimescale: Int64 = 90_000
@@ -34,10 +39,12 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
         }
         let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
-        guard canStore(videoStream.codec, container) else {
+        let (rotation, videoEncoding) = try videoFraming(videoStream, in: videoInfo, container: container, options: options, output: output)
+        guard videoEncoding != nil || canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
         var video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
+        if let videoEncoding { video = Self.reframed(video, as: videoEncoding) }
         var (audio, ending) = try Self.placeSoundtrack(
             Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata), beside: video,
             options: options, output: output)
@@ -64,14 +71,6 @@ package struct MergePlanner: Sendable {
         var original: MergePlan.Track?
         if options.originalAudio == .kept, let placedOriginal {
             original = try keptTrack(placedOriginal, in: container, output: output)
-        }
-
-        var rotation = decideRotation(
-            source: videoStream.rotation, codedWidth: videoStream.width ?? 0, codedHeight: videoStream.height ?? 0,
-            orientation: options.orientation, override: options.rotation)
-        if videoStream.hasUnusualMatrix {
-            // MP4 rotation here is a pure rotation; a mirror or skew in the source's matrix is not carried over.
-            rotation.reason += "; the source's display matrix also mirrors or skews the picture, which is not kept"
         }
 
         let metadata = MetadataCarry.plan(video: videoInfo, keep: options.keepsMetadata)
@@ -208,6 +207,27 @@ package struct MergePlanner: Sendable {
         track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
         track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
         return track
+    }
+
+    /// The video's track as re-framed: the source's packets decoded (so read
+    /// and cut as a copy would be), one encoded frame for each at its time.
+    /// Of the source's sample entry only what describes the colour stays
+    /// (colr, HDR10's mdcv and clli, Apple's amve); of its track boxes, the
+    /// metadata (not tapt, the source's aperture).
+    static func reframed(_ track: MergePlan.Track, as encoding: VideoEncoding) -> MergePlan.Track {
+        var reframed = track
+        reframed.reframing = encoding
+        reframed.codec = encoding.codec
+        reframed.codecTag = encoding.codec == "hevc" ? "hvc1" : nil
+        reframed.marksFirstRandomAccessPoint = false
+        let entryType = encoding.codec == "hevc" ? "hvc1" : "avc1"
+        reframed.sampleEntry = track.sampleEntry.flatMap { carry in
+            SampleEntryCarry(sourceType: entryType, boxes: carry.boxes.filter { SampleEntryCarry.colourTypes.contains($0.type) })
+        }
+        reframed.trackBoxes = track.trackBoxes.flatMap { TrackBoxCarry(boxes: $0.boxes.filter { $0.type != "tapt" }, keepsMetadata: true) }
+        // An encoder's parameter sets, and the entries' smaller size, in place of the source's.
+        reframed.headerBytes = 1024 + (reframed.sampleEntry?.byteCount ?? 0) + (reframed.trackBoxes?.byteCount ?? 0)
+        return reframed
     }
 
     /// The soundtrack's track as encoded: packets in the encoder's time base

@@ -98,6 +98,15 @@ public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
 
     /// "1920x1080".
     public var description: String { "\(width)x\(height)" }
+
+    /// A size as written: "1920x1080" (an X too); nil for anything else.
+    ///
+    /// - Parameter text: Width and height in pixels with an x between.
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else { return nil }
+        self.init(width: width, height: height)
+    }
 }
 
 /// What MediaMux knows about one stream of a file: its codec, where its
@@ -172,6 +181,14 @@ public struct StreamInfo: Sendable, Equatable {
     public var frameRate: Double?
     /// The shape of one coded pixel, width over height (1:1 when square or unknown).
     public var pixelAspect: PixelAspect = PixelAspect()
+    /// Bits a sample of the decoded pictures (8, 10, 12), where known (video only).
+    public var bitDepth: Int?
+    /// The transfer characteristic, FFmpeg's name ("bt709"; "smpte2084" for
+    /// PQ and "arib-std-b67" for HLG, the HDR ones), where the stream says (video only).
+    public var colourTransfer: String?
+    /// The display matrix's nine values as the file has them (a, b, u, c, d,
+    /// v, x, y, w), where it has one (video only).
+    package var displayMatrix: [Int32]?
 
     // Audio
     /// Samples a second (audio only).

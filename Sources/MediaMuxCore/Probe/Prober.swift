@@ -87,6 +87,13 @@ package struct Prober {
             channels: kind == .audio ? Int(parameters.ch_layout.nb_channels) : nil,
             priming: kind == .audio && parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil)
         info.configuration = parameters.extradata.map { [UInt8](UnsafeBufferPointer(start: $0, count: Int(max(parameters.extradata_size, 0)))) } ?? []
+        if kind == .video {
+            let format = av_pix_fmt_desc_get(AVPixelFormat(rawValue: parameters.format))
+            info.bitDepth = format.map { Int($0.pointee.comp.0.depth) }
+                ?? info.configuration.flatMap { VideoConfiguration.bitDepth(codec: info.codec, configuration: $0) }
+            info.colourTransfer = parameters.color_trc == AVCOL_TRC_UNSPECIFIED ? nil : av_color_transfer_name(parameters.color_trc).map { String(cString: $0) }
+            info.displayMatrix = CFFmpeg_stream_display_matrix(demuxer.stream(index)).map { Array(UnsafeBufferPointer(start: $0, count: 9)) }
+        }
         return info
     }
 

@@ -7,15 +7,23 @@ public struct MergeProgress: Sendable, Equatable {
     public var written: MediaTime
     /// The output's duration.
     public var total: MediaTime
+    /// Video re-framed: the frames encoded so far; nil when the video is copied.
+    public var framesEncoded: Int?
+    /// Video re-framed: the frames its source has, as its container says; nil when unknown or copied.
+    public var framesPlanned: Int?
 
     /// Progress from the media time written; `fraction` follows.
     ///
     /// - Parameters:
     ///   - written: The output's media time written so far (a negative time counts as zero).
     ///   - total: The output's duration; a fraction of 1 when it is zero.
-    public init(written: MediaTime, total: MediaTime) {
+    ///   - framesEncoded: Video re-framed: the frames encoded so far.
+    ///   - framesPlanned: Video re-framed: the frames its source has.
+    public init(written: MediaTime, total: MediaTime, framesEncoded: Int? = nil, framesPlanned: Int? = nil) {
         self.written = max(written, .zero())
         self.total = total
+        self.framesEncoded = framesEncoded
+        self.framesPlanned = framesPlanned
         fraction = total.value > 0 ? min(max(written.seconds / total.seconds, 0), 1) : 1
     }
 }
@@ -42,6 +50,8 @@ public struct MergeReport: Sendable, Equatable {
         public var bytes: Int
         /// nil when the packets were copied; otherwise how they were encoded and why.
         public var encoding: AudioEncoding?
+        /// Video: nil when copied; how it was re-framed and encoded.
+        public var reframing: VideoEncoding?
         /// How many times the source plays: more than once for a looped soundtrack.
         public var plays: Int = 1
         /// How long the video's last frame stays on screen past the video's own end.

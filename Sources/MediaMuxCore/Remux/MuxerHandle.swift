@@ -28,9 +28,19 @@ package final class MuxerHandle {
         avformat_free_context(context)
     }
 
+    /// The display matrix a copied stream gets.
+    package enum DisplayMatrix {
+        /// None written (audio).
+        case none
+        /// A pure rotation, clockwise degrees.
+        case rotation(Int)
+        /// The input stream's own, as it is (mirrors included); none if it has none.
+        case source
+    }
+
     /// Adds a stream whose parameters are copied from an input stream.
     package func addStream(
-        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, rotation: Int?, tags: TagSelection
+        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, matrix: DisplayMatrix, tags: TagSelection
     ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
@@ -40,22 +50,30 @@ package final class MuxerHandle {
         stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
         stream.pointee.time_base = input.pointee.time_base
         copy(input.pointee.metadata, into: &stream.pointee.metadata, tags)
-        if let rotation {
-            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(rotation)), "writing the display matrix", path: reportedPath)
+        switch matrix {
+        case .none: break
+        case .rotation(let degrees):
+            try ffmpegCheck(CFFmpeg_stream_set_rotation(stream, Int32(degrees)), "writing the display matrix", path: reportedPath)
+        case .source:
+            if let values = CFFmpeg_stream_display_matrix(input) {
+                try ffmpegCheck(CFFmpeg_stream_set_display_matrix(stream, values), "writing the display matrix", path: reportedPath)
+            }
         }
         return stream
     }
 
     /// Adds a stream for what an opened encoder produces, with the tags of
-    /// the input stream it encodes, if any.
+    /// the input stream it encodes, if any, and the sample entry's fourcc
+    /// when the muxer's own choice would be wrong.
     package func addStream(
         encodedBy encoder: UnsafeMutablePointer<AVCodecContext>, tagsOf input: UnsafeMutablePointer<AVStream>? = nil,
-        tags: TagSelection = .only([])
+        tags: TagSelection = .only([]), codecTag: String? = nil
     ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying codec parameters", path: reportedPath)
+        if let codecTag { stream.pointee.codecpar.pointee.codec_tag = fourCCValue(codecTag) }
         stream.pointee.time_base = encoder.pointee.time_base
         if let input { copy(input.pointee.metadata, into: &stream.pointee.metadata, tags) }
         return stream

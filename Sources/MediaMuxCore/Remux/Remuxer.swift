@@ -38,6 +38,8 @@ final class Remuxer {
     /// By output track.
     private var damagedPackets: [Int] = []
     private var loudness: [LoudnessAdjustment?] = []
+    /// The video's encoder, when it is re-framed: its frame count goes into the progress.
+    private var encodedVideo: EncodedVideoReader?
 
     init(
         plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
@@ -75,9 +77,7 @@ final class Remuxer {
             path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
-        _ = try muxer.addStream(
-            copying: videoInput.plannedStream(plan.video.streamIndex, kind: .video), codecTag: plan.video.codecTag,
-            rotation: plan.rotation.degrees, tags: plan.metadata.streamTags)
+        let videoSource = try self.videoSource(input: videoInput, muxer: muxer)
         // Each audio track reads a file of its own (the video's own audio reads the video file again).
         let audioSources = try plan.audioTracks.enumerated().map { index, track in
             try audioSource(
@@ -87,13 +87,14 @@ final class Remuxer {
         try muxer.open(options: headerOptions())
         if let observing {
             do {
-                observer = try observing.make(videoInput.plannedStream(plan.video.streamIndex, kind: .video))
+                // What is written: the input's packets, or for a video re-framed the encoder's.
+                observer = try observing.make(plan.video.reframing == nil ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(0))
             } catch {
                 warnings.append("no \(observing.product): \(describe(error))")
             }
         }
 
-        let readers: [any PacketSource] = [try TrackReader(demuxer: videoInput, track: plan.video, end: plan.video.end)] + audioSources
+        let readers: [any PacketSource] = [videoSource] + audioSources
         var written = Array(repeating: Written(), count: readers.count)
         try pump(readers: readers, into: muxer, written: &written)
         for (reader, track) in zip(readers, plan.tracks) {
@@ -108,8 +109,26 @@ final class Remuxer {
         try rewriteMovieHeader(muxer: muxer, written: written, file: temporary.path)
         let size = try temporary.commit(overwrite: plan.overwrite)
         let elapsed = clock.now - started
-        progress?(MergeProgress(written: plan.end, total: plan.end))
+        progress?(progressReport(written: plan.end))
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
+    }
+
+    /// Where the video's packets come from: the input's own, copied with the
+    /// display matrix the plan says, or for a video re-framed the encoder's.
+    private func videoSource(input: DemuxerHandle, muxer: MuxerHandle) throws -> any PacketSource {
+        let stream = try input.plannedStream(plan.video.streamIndex, kind: .video)
+        if let reframing = plan.video.reframing {
+            let encoded = try EncodedVideoReader(
+                demuxer: input, track: plan.video, encoding: reframing, output: plan.outputPath,
+                globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
+            encodedVideo = encoded
+            _ = try muxer.addStream(
+                encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags, codecTag: plan.video.codecTag)
+            return encoded
+        }
+        let matrix: MuxerHandle.DisplayMatrix = plan.rotation.keepsSourceMatrix ? .source : .rotation(plan.rotation.degrees)
+        _ = try muxer.addStream(copying: stream, codecTag: plan.video.codecTag, matrix: matrix, tags: plan.metadata.streamTags)
+        return try TrackReader(demuxer: input, track: plan.video, end: plan.video.end)
     }
 
     /// Where an audio track's packets come from: the encoder, or the input's
@@ -125,7 +144,7 @@ final class Remuxer {
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags)
             return encoded
         }
-        _ = try muxer.addStream(copying: stream, codecTag: track.codecTag, rotation: nil, tags: plan.metadata.streamTags)
+        _ = try muxer.addStream(copying: stream, codecTag: track.codecTag, matrix: .none, tags: plan.metadata.streamTags)
         if let loop = track.loop {
             return try LoopingTrackReader(demuxer: input, track: track, loop: loop)
         }
@@ -201,7 +220,7 @@ final class Remuxer {
         written.bytes += Int(packet.pointee.size)
         written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
-        let copied = plan.tracks[index].encoding == nil
+        let copied = plan.tracks[index].isCopied
         let codec = muxer.stream(index).pointee.codecpar.pointee.codec_id
         if let reason = unstorableReason(packet, in: output, codec: codec, copied: copied) {
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: reason)
@@ -217,8 +236,14 @@ final class Remuxer {
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
         }
         if let progress, throttle.isDue() {
-            progress(MergeProgress(written: MediaTime(ticks: dts, in: output), total: plan.end))
+            progress(progressReport(written: MediaTime(ticks: dts, in: output)))
         }
+    }
+
+    private func progressReport(written: MediaTime) -> MergeProgress {
+        MergeProgress(
+            written: written, total: plan.end, framesEncoded: encodedVideo?.framesEncoded,
+            framesPlanned: encodedVideo == nil ? nil : plan.video.sampleCount)
     }
 
     /// Why the container cannot store `packet` as it is, or nil when it can:
@@ -297,6 +322,7 @@ final class Remuxer {
                 source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
                 start: planned.sourceStart, duration: planned.end - planned.sourceStart,
                 packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
+            track.reframing = planned.reframing
             track.plays = planned.loop?.plays ?? 1
             track.damagedPackets = damagedPackets[index]
             track.loudness = loudness[index]

@@ -32,4 +32,18 @@ enum GStreamer {
         let data = try file.read(upToCount: count * size) ?? Data()
         return stride(from: 0, to: data.count - size + 1, by: size).map { [UInt8](data[$0..<($0 + size)]) }
     }
+
+    /// The caps of the raw pictures GStreamer decodes `path`'s video to
+    /// ("video/x-raw, format=(string)I420_10LE, ..., colorimetry=(string)bt2100-pq, ..."):
+    /// the format, size and colour a player that shares nothing with FFmpeg's demuxer reads.
+    static func decodedCaps(of path: String) throws -> String {
+        guard let executable else { throw Failure(description: "gst-launch-1.0 is not installed (make test installs it)") }
+        let arguments = ["-v", "filesrc", "location=\(path)", "!", "qtdemux", "!", "decodebin", "!", "video/x-raw", "!", "fakesink"]
+        let (status, said) = try ExternalTool.run(executable, arguments, keeping: .output, seconds: 60)
+        let text = String(decoding: said, as: UTF8.self)
+        guard status == 0, let line = text.split(separator: "\n").last(where: { $0.contains("caps = video/x-raw") }) else {
+            throw Failure(description: "gst-launch-1.0 decoded no video of \(path): \(text.suffix(400))")
+        }
+        return String(line[line.range(of: "video/x-raw")!.lowerBound...])
+    }
 }

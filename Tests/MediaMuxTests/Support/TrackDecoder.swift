@@ -14,6 +14,8 @@ struct TrackDecoder {
         var hash: Int
         /// The size of the packed planes the hash covers.
         var byteCount: Int?
+        /// The luma plane, when asked for.
+        var luma: LumaPlane? = nil
         var description: String { "\(time):\(String(UInt(bitPattern: hash), radix: 16))" }
     }
 
@@ -21,8 +23,9 @@ struct TrackDecoder {
         var description: String
     }
 
-    /// Every frame the track decodes to, in presentation order.
-    static func frames(of track: MP4File.Track) throws -> [Frame] {
+    /// Every frame the track decodes to, in presentation order, with its
+    /// luma plane when `keepingLuma`.
+    static func frames(of track: MP4File.Track, keepingLuma: Bool = false) throws -> [Frame] {
         let configurations: [String: (AVCodecID, String)] = [
             "hvc1": (AV_CODEC_ID_HEVC, "hvcC"), "hev1": (AV_CODEC_ID_HEVC, "hvcC"), "avc1": (AV_CODEC_ID_H264, "avcC"), "av01": (AV_CODEC_ID_AV1, "av1C"),
         ]
@@ -30,7 +33,7 @@ struct TrackDecoder {
               let configuration = track.sampleEntryBoxes.first(where: { $0.type == configType }) else {
             throw Failure(description: "no decoder for sample entry \(track.sampleFormat ?? "none")")
         }
-        let decoder = try Decoder(codecID) { context in
+        let decoder = try Decoder(codecID, keepingLuma: keepingLuma) { context in
             let extra = Array(configuration.bytes.dropFirst(8))
             context.pointee.extradata = av_mallocz(extra.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)).assumingMemoryBound(to: UInt8.self)
             extra.withUnsafeBufferPointer { context.pointee.extradata.update(from: $0.baseAddress!, count: extra.count) }
@@ -87,10 +90,14 @@ struct TrackDecoder {
         private var packet = av_packet_alloc()
         private var frame = av_frame_alloc()
         private let limit: Int
+        private let keepingLuma: Bool
         private(set) var frames: [Frame] = []
 
-        init(_ codecID: AVCodecID, limit: Int = .max, configure: (UnsafeMutablePointer<AVCodecContext>) throws -> Void) throws {
+        init(
+            _ codecID: AVCodecID, limit: Int = .max, keepingLuma: Bool = false, configure: (UnsafeMutablePointer<AVCodecContext>) throws -> Void
+        ) throws {
             self.limit = limit
+            self.keepingLuma = keepingLuma
             guard let codec = avcodec_find_decoder(codecID), let context = avcodec_alloc_context3(codec) else {
                 throw Failure(description: "no decoder for codec \(codecID.rawValue)")
             }
@@ -131,7 +138,7 @@ struct TrackDecoder {
                 let planes = packedPlanes(frame!)
                 frames.append(Frame(
                     time: picture.pts != CFFmpeg_AV_NOPTS_VALUE() ? picture.pts : picture.best_effort_timestamp,
-                    hash: hash(packed: planes), byteCount: planes.count))
+                    hash: hash(packed: planes), byteCount: planes.count, luma: keepingLuma ? LumaPlane(frame!) : nil))
                 av_frame_unref(frame)
             }
         }

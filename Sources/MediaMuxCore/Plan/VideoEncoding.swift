@@ -1,0 +1,227 @@
+import MediaMuxBase
+
+/// Video re-framed: decoded, turned upright, fitted into a frame of the
+/// other shape and encoded, every frame at its own presentation time.
+public struct VideoEncoding: Sendable, Equatable {
+    /// FFmpeg's name of the codec written: "h264" or "hevc".
+    public var codec: String
+    /// FFmpeg's name of the encoder: "libx264" or "libx265".
+    public var encoder: String
+    /// The source's codec.
+    public var sourceCodec: String
+    /// The output frame.
+    public var frame: VideoSize
+    /// The picture as shown, upright, before it is fitted.
+    public var picture: VideoSize
+    /// How the picture fills the frame.
+    public var fit: Fit
+    /// What shows the coded picture upright.
+    public var turn: PictureTurn
+    /// Bits a sample: 8, or 10 for a source of more than 8 (HDR among them).
+    public var bitDepth: Int
+    /// The encoder's constant rate factor.
+    public var quality: Int
+    /// The encoder's preset.
+    public var preset: String
+    /// Why the video is encoded.
+    public var reason: String
+    /// What the encoding changes besides the frame ("AV1 is encoded HEVC: this
+    /// FFmpeg has no AV1 encoder MediaMux uses", "Dolby Vision is dropped...").
+    public var notes: [String]
+
+    /// One line: "h264 -> h264 1920x1080 (blur), crf 23, veryfast (portrait video in a landscape frame)".
+    public var summary: String {
+        let depth = bitDepth > 8 ? " \(bitDepth)-bit" : ""
+        return "\(sourceCodec) -> \(codec)\(depth) \(frame) (\(fit.rawValue)), crf \(quality), \(preset) (\(reason))"
+            + notes.map { "; " + $0 }.joined()
+    }
+}
+
+/// Pure: whether the video is copied or re-framed, and how it is encoded.
+extension MergePlanner {
+    /// The encoders MediaMux re-frames with, by the codec they write, and
+    /// their defaults: the lowest cost that keeps the centred picture
+    /// visually lossless, over 40 dB of luma PSNR against the source on
+    /// synthetic and real clips alike (the grid is in Merging's Orientation).
+    package static let videoEncoders: [String: (encoder: String, quality: Int, preset: String)] = [
+        "h264": ("libx264", 23, "veryfast"),
+        "hevc": ("libx265", 23, "superfast"),
+    ]
+
+    /// Transfer characteristics of high dynamic range (FFmpeg's names): PQ and HLG.
+    static let highDynamicRange: Set<String> = ["smpte2084", "arib-std-b67"]
+
+    /// The rotation written, and for a video re-framed its encoding.
+    func videoFraming(
+        _ stream: StreamInfo, in info: MediaInfo, container: MergePlan.Container, options: MergeOptions, output: String
+    ) throws -> (RotationDecision, VideoEncoding?) {
+        let width = stream.width ?? 0, height = stream.height ?? 0
+        let shown = stream.displaySize ?? VideoSize(width: width, height: height)
+        let framing = decideFraming(
+            shown: shown, codedWidth: width, codedHeight: height, sourceRotation: stream.rotation,
+            orientation: options.orientation, override: options.rotation)
+        guard case .reframed(let orientation, let shape) = framing else {
+            guard case .copied(var rotation) = framing else { return (RotationDecision(degrees: 0, reason: ""), nil) }
+            if stream.hasUnusualMatrix && !rotation.keepsSourceMatrix {
+                // A rotation the caller gives replaces the whole matrix.
+                rotation.reason += "; the source's display matrix also mirrors or skews the picture, which is not kept"
+            }
+            return (rotation, nil)
+        }
+        let frame = try Self.frame(for: shown, into: orientation, asked: options.video.frameSize)
+        if let profile = DolbyVisionConfiguration(stream.sampleEntry)?.profile, profile == 5 {
+            throw MediaMuxError.invalidOption(
+                "\(info.path): Dolby Vision profile 5 cannot be re-framed faithfully (its pictures are IPT, which only its "
+                    + "metadata turns into colour); the default orientation (keep: upright, copied) keeps it whole")
+        }
+        let encoding = try videoEncoding(
+            stream, shown: shown, frame: frame, options: options.video,
+            reason: "\(shape.rawValue) video in a \(orientation.rawValue) frame", output: output)
+        guard canStore(encoding.codec, container) else {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: encoding.codec, container: container.rawValue, path: output)
+        }
+        let rotation = RotationDecision(
+            degrees: 0, reason: "\(shape.rawValue) video re-framed upright into a \(orientation.rawValue) \(frame) frame (encoded)")
+        return (rotation, encoding)
+    }
+
+    /// The smallest side of a frame: x265 3.5 (Debian 12's and 13's) corrupts
+    /// its heap on 10-bit pictures 48 pixels wide (tried: 48x48 to 48x200
+    /// abort, 64 and more to 240 by eights, 1080 and 1920 do not).
+    static let smallestFrameSide = 64
+
+    /// The frame: 16:9 (9:16 in portrait) with its short side the picture's
+    /// short side as shown, even, and at least `smallestFrameSide`; or the
+    /// caller's, when it has the shape asked for.
+    static func frame(for shown: VideoSize, into orientation: Orientation, asked: VideoSize?) throws -> VideoSize {
+        let wide = orientation != .portrait
+        if let asked {
+            guard (smallestFrameSide...8192).contains(asked.width), (smallestFrameSide...8192).contains(asked.height) else {
+                throw MediaMuxError.invalidOption("the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
+            }
+            guard asked.width % 2 == 0, asked.height % 2 == 0 else {
+                throw MediaMuxError.invalidOption("the frame size must be even both ways (4:2:0 pictures), not \(asked)")
+            }
+            guard wide ? asked.width >= asked.height : asked.height >= asked.width else {
+                throw MediaMuxError.invalidOption("a \(orientation.rawValue) frame cannot be \(asked)")
+            }
+            return asked
+        }
+        let short = max(smallestFrameSide, min(shown.width, shown.height) / 2 * 2)
+        let long = max(2, Int((Double(short) * 16 / 9 / 2).rounded()) * 2)
+        return wide ? VideoSize(width: long, height: short) : VideoSize(width: short, height: long)
+    }
+
+    /// The encoder: the source's codec family where MediaMux encodes it
+    /// (H.264, HEVC); otherwise HEVC for more than 8 bits or HDR, H.264 else.
+    func videoEncoding(
+        _ stream: StreamInfo, shown: VideoSize, frame: VideoSize, options: VideoOptions, reason: String, output: String
+    ) throws -> VideoEncoding {
+        let deep = (stream.bitDepth ?? 8) > 8
+        let bright = stream.colourTransfer.map(Self.highDynamicRange.contains) ?? false
+        var notes: [String] = []
+        var codec = stream.codec
+        if Self.videoEncoders[codec] == nil {
+            codec = deep || bright ? "hevc" : "h264"
+            let why = deep || bright ? (bright ? "HDR" : "\(stream.bitDepth ?? 10)-bit") : "8-bit"
+            notes.append("\(Self.displayName(stream.codec)) is encoded \(Self.displayName(codec)) (\(why))")
+        }
+        guard let chosen = Self.videoEncoders[codec], hasEncoder(chosen.encoder) else {
+            throw MediaMuxError.invalidOption(
+                "\(output): the video must be encoded to re-frame it, and this FFmpeg has no \(Self.videoEncoders[codec]?.encoder ?? codec) encoder")
+        }
+        if let quality = options.quality, !(0...51).contains(quality) {
+            throw MediaMuxError.invalidOption("the video quality (CRF) must be 0 to 51, not \(quality)")
+        }
+        if let profile = DolbyVisionConfiguration(stream.sampleEntry) {
+            let base = profile.compatibleWith.map { " (\($0) kept)" } ?? ""
+            notes.append("Dolby Vision profile \(profile.profileName) is dropped\(base): its metadata cannot be re-encoded")
+        }
+        // A matrix that skews or scales is taken for its rotation alone.
+        let turn = stream.displayMatrix.flatMap(PictureTurn.init(matrix:)) ?? PictureTurn(clockwise: stream.rotation)
+        return VideoEncoding(
+            codec: codec, encoder: chosen.encoder, sourceCodec: stream.codec, frame: frame, picture: shown,
+            fit: options.fit, turn: turn, bitDepth: deep ? 10 : 8, quality: options.quality ?? chosen.quality,
+            preset: options.preset ?? chosen.preset, reason: reason, notes: notes)
+    }
+}
+
+/// A Dolby Vision configuration box (dvcC, dvvC, dvwC) of an MP4 sample
+/// entry: ETSI TS 103 572's record.
+struct DolbyVisionConfiguration: Equatable {
+    var profile: Int
+    var level: Int
+    /// The base layer's signal compatibility: 1 HDR10, 2 SDR, 4 HLG.
+    var compatibility: Int
+
+    init?(_ entry: BoxNode?) {
+        guard let box = entry?.children?.first(where: { ["dvcC", "dvvC", "dvwC"].contains($0.type) }), box.head.count >= 5 else { return nil }
+        let bytes = box.head
+        profile = Int(bytes[2] >> 1)
+        level = Int((bytes[2] & 1) << 5 | bytes[3] >> 3)
+        compatibility = Int(bytes[4] >> 4)
+    }
+
+    /// "8.4": the profile with its compatibility, as Apple and Dolby name them.
+    var profileName: String { profile == 8 && compatibility > 0 ? "8.\(compatibility)" : "\(profile)" }
+
+    /// What the base layer is without the Dolby Vision metadata.
+    var compatibleWith: String? {
+        switch compatibility {
+        case 1: "HDR10"
+        case 2: "SDR"
+        case 4: "HLG"
+        default: nil
+        }
+    }
+}
+
+extension VideoEncoding {
+    /// The picture scaled to fit inside the frame, whole: its size, both sides even.
+    var contained: VideoSize {
+        let scale = min(Double(frame.width) / Double(picture.width), Double(frame.height) / Double(picture.height))
+        return VideoSize(width: Self.even(Double(picture.width) * scale), height: Self.even(Double(picture.height) * scale))
+    }
+
+    /// The picture scaled to cover the frame: its size, both sides even and at least the frame's.
+    var covering: VideoSize {
+        let scale = max(Double(frame.width) / Double(picture.width), Double(frame.height) / Double(picture.height))
+        return VideoSize(
+            width: max(frame.width, Self.even(Double(picture.width) * scale)), height: max(frame.height, Self.even(Double(picture.height) * scale)))
+    }
+
+    private static func even(_ value: Double) -> Int { max(2, Int((value / 2).rounded()) * 2) }
+
+    /// libavfilter's graph from a decoded picture (input [in0]) to the frame:
+    /// turned upright, then fitted (scaled with swscale's bicubic). Blurred
+    /// sides are the picture covering the frame at a quarter of its size,
+    /// box-blurred, scaled up and darkened to 60 %, under the picture whole.
+    /// Positions are even, for 4:2:0 chroma; pixels come out square. The
+    /// ffmpeg CLI runs the same graph as `-filter_complex` with [in0] named
+    /// [0:v] (and `-noautorotate`, the turn being in it).
+    public var filterGraph: String {
+        let upright = "[in0]" + (turn.filters.isEmpty ? "" : turn.filters + ",")
+        let (width, height) = (frame.width, frame.height)
+        func centred(_ inner: VideoSize) -> String { "\((width - inner.width) / 4 * 2):\((height - inner.height) / 4 * 2)" }
+        switch fit {
+        case .pad:
+            let inner = contained
+            return upright + "scale=\(inner.width):\(inner.height),pad=\(width):\(height):\(centred(inner)):black,setsar=1"
+        case .crop:
+            let outer = covering
+            let x = (outer.width - width) / 4 * 2, y = (outer.height - height) / 4 * 2
+            return upright + "scale=\(outer.width):\(outer.height),crop=\(width):\(height):\(x):\(y),setsar=1"
+        case .blur:
+            let inner = contained
+            let outer = covering
+            let quarter = VideoSize(width: max(2, outer.width / 8 * 2), height: max(2, outer.height / 8 * 2))
+            let small = VideoSize(width: max(2, width / 8 * 2), height: max(2, height / 8 * 2))
+            let radius = max(1, min(small.width, small.height) / 12)
+            let background = "scale=\(quarter.width):\(quarter.height),crop=\(small.width):\(small.height),"
+                + "boxblur=luma_radius=\(radius):luma_power=2:chroma_radius=\(max(1, radius / 2)):chroma_power=2,"
+                + "scale=\(width):\(height),lutyuv=y=minval+(val-minval)*0.6"
+            return upright + "split=2[back][front];[back]\(background)[blurred];[front]scale=\(inner.width):\(inner.height)[picture];"
+                + "[blurred][picture]overlay=\(centred(inner)),setsar=1"
+        }
+    }
+}
