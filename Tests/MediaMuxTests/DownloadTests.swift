@@ -916,8 +916,9 @@ struct DownloadTests {
             let options = Self.options(folder, idleTimeout: .seconds(1200))
             let log = ProgressLog()
             let task = Task { try await MuxEngine().download(url, options: options, progress: log.handler) }
-            // Generous: the whole suite runs in parallel on two cores; the loop ends at the first progress.
-            let deadline = ContinuousClock.now + .seconds(30)
+            // Generous: the whole suite runs in parallel on two cores, encoders and
+            // browsers included (30 s ran out once on Debian 13); the loop ends at the first progress.
+            let deadline = ContinuousClock.now + .seconds(120)
             while log.lastBytes == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             try #require(log.lastBytes > 0, "no progress before the stall")
             try await Task.sleep(for: .milliseconds(100))

@@ -10,7 +10,9 @@ import TestSupport
 /// own reading and decoding: the frame's shape, every source frame once at
 /// its own time, the picture upright where it belongs (by PSNR against the
 /// source frame turned by the tests and scaled by libswscale's bicubic, so
-/// a sideways or upside-down picture fails), and the sides.
+/// a sideways or upside-down picture fails), and the sides. One at a time:
+/// each encoder takes every core.
+@Suite(.serialized)
 struct ReframeTests {
     static let phone = Fixtures.path("phone_portrait_h264_aac.mp4")
     static let song = Fixtures.path("aac_7s.m4a")

@@ -118,6 +118,20 @@ struct MergeErrorTests {
              blame: .audio, status: 2, message: "a fade out of 3.000 s is longer than the 2.000 s it plays for"),
     ]
 
+    /// Re-framing settings name the output too; a profile they cannot make names the video.
+    static let videoProblems: [Case] = [
+        Case(label: "--size of the wrong shape", video: "TestMedia/phone_portrait_h264_aac.mp4", extra: ["--orientation", "landscape", "--size", "720x1280"],
+             blame: .output, status: 2, message: "a landscape frame cannot be 720x1280"),
+        Case(label: "--size too small", video: "TestMedia/phone_portrait_h264_aac.mp4", extra: ["--orientation", "landscape", "--size", "96x48"],
+             blame: .output, status: 2, message: "the frame size must be 64 to 8192 pixels a side"),
+        Case(label: "--video-preset unknown", video: "TestMedia/phone_portrait_h264_aac.mp4", extra: ["--orientation", "landscape", "--video-preset", "quick"],
+             blame: .output, status: 2, message: "the video preset must be one of ultrafast"),
+        Case(label: "--video-quality 60", video: "TestMedia/phone_portrait_h264_aac.mp4", extra: ["--orientation", "landscape", "--video-quality", "60"],
+             blame: .output, status: 2, message: "the video quality (CRF) must be 0 to 51, not 60"),
+        Case(label: "Dolby Vision profile 5 re-framed", video: "TestMedia/hevc_dv_profile5.mp4", extra: ["--orientation", "portrait"],
+             blame: .video, status: 2, message: "the default orientation (keep: upright, copied) keeps it whole"),
+    ]
+
     static let outputProblems: [Case] = [
         // FFmpeg's MOV writer takes AV1 and VP9 in MP4 only; no hint to another container.
         Case(label: "AV1 into .mov", video: "TestMedia/av1.mp4", output: "o.mov", blame: .output, status: 2,
@@ -132,7 +146,7 @@ struct MergeErrorTests {
              blame: .output, status: 2, message: "output folder does not exist"),
     ]
 
-    @Test("input, audio and output problems", arguments: (inputProblems + audioProblems + outputProblems).filter { !$0.readsSamples })
+    @Test("input, audio and output problems", arguments: (inputProblems + audioProblems + videoProblems + outputProblems).filter { !$0.readsSamples })
     func badMerge(_ c: Case) async throws {
         try await expectRefused(c)
     }
@@ -174,6 +188,8 @@ struct MergeErrorTests {
         (["--video-stream", "-1"], "--video-stream"),
         (["--audio-stream", "x"], "--audio-stream"),
         (["--orientation", "sideways"], "sideways"),
+        (["--fit", "stretch"], "stretch"),
+        (["--size", "wide"], "--size"),
         (["--end", "longest"], "longest"),
         (["--audio-offset", "soon"], "--audio-offset"),
         (["--loop-audio", "--end", "audio"], "--loop-audio"),

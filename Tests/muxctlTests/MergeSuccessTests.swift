@@ -295,6 +295,44 @@ struct MergeRotationTests {
     }
 }
 
+/// A portrait phone clip: kept upright by default, with the way to a landscape
+/// frame said; re-framed on request, what was done in the summary and --json.
+@Suite("merge re-frames on request")
+struct MergeReframeTests {
+    static let phone = "TestMedia/phone_portrait_h264_aac.mp4"
+
+    @Test func keptUprightByDefaultAndSaysHowToReframe() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run(["merge", Self.phone, "TestMedia/aac_7s.m4a", scratch.output("o.mp4")])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.contains(
+            "rotation 90° (portrait video kept upright (copied; coded 640x360, turned 90°); --orientation landscape re-frames it (encodes))"), "\(result)")
+        #expect(result.stdout.contains("copied from \(Self.phone)"), "\(result)")
+    }
+
+    @Test func reframedWithEveryChoiceSaid() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run([
+            "merge", Self.phone, "TestMedia/aac_7s.m4a", scratch.output("o.mp4"), "--orientation", "landscape", "--fit", "pad",
+            "--size", "854x480", "--video-quality", "26", "--video-preset", "ultrafast", "--json",
+        ])
+        #expect(result.exited && result.status == 0, "\(result)")
+        let report = try #require(jsonObject(result.stdout), "\(result)")
+        let video = try #require(report["video"] as? [String: Any])
+        let reframed = try #require(video["reframed"] as? [String: Any], "\(video)")
+        #expect(reframed["frame"] as? String == "854x480" && reframed["fit"] as? String == "pad")
+        #expect(reframed["encoder"] as? String == "libx264" && reframed["preset"] as? String == "ultrafast" && number(reframed["quality"]) == 26)
+        #expect((reframed["filterGraph"] as? String)?.hasPrefix("[in0]transpose=clock,scale=270:480,pad=854:480:292:0:black") == true, "\(reframed)")
+        #expect(number(report["rotation"]) == 0)
+        #expect(report["rotationReason"] as? String == "portrait video re-framed upright into a landscape 854x480 frame (encoded)")
+        let probe = try #require(try await probeJSON(scratch.output("o.mp4")))
+        let stream = (probe["streams"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
+        #expect(number(stream?["width"]) == 854 && number(stream?["height"]) == 480, "\(probe)")
+    }
+}
+
 /// What a merge keeps of the video's metadata, and what it leaves out, in
 /// the summary and in --json; --no-metadata keeps none.
 @Suite("merge reports metadata and streams left out", Samples.required)

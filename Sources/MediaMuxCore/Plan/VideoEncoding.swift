@@ -48,6 +48,9 @@ extension MergePlanner {
         "hevc": ("libx265", 23, "superfast"),
     ]
 
+    /// The presets x264 and x265 both have, fastest first.
+    package static let videoPresets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
     /// Transfer characteristics of high dynamic range (FFmpeg's names): PQ and HLG.
     static let highDynamicRange: Set<String> = ["smpte2084", "arib-std-b67"]
 
@@ -68,7 +71,7 @@ extension MergePlanner {
             }
             return (rotation, nil)
         }
-        let frame = try Self.frame(for: shown, into: orientation, asked: options.video.frameSize)
+        let frame = try Self.frame(for: shown, into: orientation, asked: options.video.frameSize, output: output)
         if let profile = DolbyVisionConfiguration(stream.sampleEntry)?.profile, profile == 5 {
             throw MediaMuxError.invalidOption(
                 "\(info.path): Dolby Vision profile 5 cannot be re-framed faithfully (its pictures are IPT, which only its "
@@ -93,17 +96,17 @@ extension MergePlanner {
     /// The frame: 16:9 (9:16 in portrait) with its short side the picture's
     /// short side as shown, even, and at least `smallestFrameSide`; or the
     /// caller's, when it has the shape asked for.
-    static func frame(for shown: VideoSize, into orientation: Orientation, asked: VideoSize?) throws -> VideoSize {
+    static func frame(for shown: VideoSize, into orientation: Orientation, asked: VideoSize?, output: String) throws -> VideoSize {
         let wide = orientation != .portrait
         if let asked {
             guard (smallestFrameSide...8192).contains(asked.width), (smallestFrameSide...8192).contains(asked.height) else {
-                throw MediaMuxError.invalidOption("the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
+                throw MediaMuxError.invalidOption("\(output): the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
             }
             guard asked.width % 2 == 0, asked.height % 2 == 0 else {
-                throw MediaMuxError.invalidOption("the frame size must be even both ways (4:2:0 pictures), not \(asked)")
+                throw MediaMuxError.invalidOption("\(output): the frame size must be even both ways (4:2:0 pictures), not \(asked)")
             }
             guard wide ? asked.width >= asked.height : asked.height >= asked.width else {
-                throw MediaMuxError.invalidOption("a \(orientation.rawValue) frame cannot be \(asked)")
+                throw MediaMuxError.invalidOption("\(output): a \(orientation.rawValue) frame cannot be \(asked)")
             }
             return asked
         }
@@ -131,7 +134,11 @@ extension MergePlanner {
                 "\(output): the video must be encoded to re-frame it, and this FFmpeg has no \(Self.videoEncoders[codec]?.encoder ?? codec) encoder")
         }
         if let quality = options.quality, !(0...51).contains(quality) {
-            throw MediaMuxError.invalidOption("the video quality (CRF) must be 0 to 51, not \(quality)")
+            throw MediaMuxError.invalidOption("\(output): the video quality (CRF) must be 0 to 51, not \(quality)")
+        }
+        if let preset = options.preset, !Self.videoPresets.contains(preset) {
+            throw MediaMuxError.invalidOption(
+                "\(output): the video preset must be one of \(Self.videoPresets.joined(separator: ", ")), not \(preset)")
         }
         if let profile = DolbyVisionConfiguration(stream.sampleEntry) {
             let base = profile.compatibleWith.map { " (\($0) kept)" } ?? ""

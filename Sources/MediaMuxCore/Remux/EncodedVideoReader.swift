@@ -30,7 +30,7 @@ final class EncodedVideoReader: PacketSource {
     private var readyIndex = 0
     private var spare: [PacketBuffer] = []
     private var finished = false
-    /// Frames handed to the encoder, and packets it gave back.
+    /// Frames handed to the encoder.
     private(set) var framesEncoded = 0
 
     /// Source packets decoded at each turn: enough to keep the muxer fed, few enough to keep memory flat.
