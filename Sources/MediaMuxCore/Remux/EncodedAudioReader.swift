@@ -14,9 +14,7 @@ final class EncodedAudioReader: PacketSource {
     private let path: String
     /// Where the track starts on the output's timeline, in samples.
     private let startTick: Int64
-    private var ready: [PacketBuffer] = []
-    private var readyIndex = 0
-    private var spare: [PacketBuffer] = []
+    private var queue = EncodedPacketQueue()
     private var encodedUpTo: Int64 = 0
     private var finished = false
     /// Where the source's samples should reach in the span: its end, or the
@@ -74,9 +72,7 @@ final class EncodedAudioReader: PacketSource {
     var encoderContext: UnsafeMutablePointer<AVCodecContext> { encoder.context }
 
     func next() throws -> PacketBuffer? {
-        while readyIndex == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
+        while queue.isEmpty {
             if finished { return nil }
             let frameSize = Int64(max(encoder.context.pointee.frame_size, 1))
             let target = encodedUpTo + Self.framesPerTurn * frameSize
@@ -88,13 +84,11 @@ final class EncodedAudioReader: PacketSource {
                 encodedUpTo = target
             }
         }
-        let packet = ready[readyIndex]
-        readyIndex += 1
-        return packet
+        return queue.pop()
     }
 
     func reuse(_ buffer: PacketBuffer) {
-        spare.append(buffer)
+        queue.reuse(buffer)
     }
 
     func makeFinal(_ packet: UnsafeMutablePointer<AVPacket>) {
@@ -125,11 +119,8 @@ final class EncodedAudioReader: PacketSource {
     /// dropped when it only holds samples past the end.
     private func collect(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         guard packet.pointee.pts < encoder.totalSamples else { return }
-        let buffer = try spare.popLast() ?? PacketBuffer()
-        av_packet_unref(buffer.pointer)
-        av_packet_move_ref(buffer.pointer, packet)
-        buffer.pointer.pointee.pts = buffer.pointer.pointee.pts.saturatingAdding(startTick)
-        buffer.pointer.pointee.dts = buffer.pointer.pointee.dts.saturatingAdding(startTick)
-        ready.append(buffer)
+        let queued = try queue.push(moving: packet)
+        queued.pointee.pts = queued.pointee.pts.saturatingAdding(startTick)
+        queued.pointee.dts = queued.pointee.dts.saturatingAdding(startTick)
     }
 }

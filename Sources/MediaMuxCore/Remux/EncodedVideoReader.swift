@@ -26,9 +26,7 @@ final class EncodedVideoReader: PacketSource {
     private let filtered: FrameBuffer
     /// How long each frame sent to the encoder is shown, by presentation time, for its packet.
     private var durations: [Int64: Int64] = [:]
-    private var ready: [PacketBuffer] = []
-    private var readyIndex = 0
-    private var spare: [PacketBuffer] = []
+    private var queue = EncodedPacketQueue()
     private var finished = false
     /// Frames handed to the encoder.
     private(set) var framesEncoded = 0
@@ -116,19 +114,15 @@ final class EncodedVideoReader: PacketSource {
     }
 
     func next() throws -> PacketBuffer? {
-        while readyIndex == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
+        while queue.isEmpty {
             if finished { return nil }
             try advance()
         }
-        let packet = ready[readyIndex]
-        readyIndex += 1
-        return packet
+        return queue.pop()
     }
 
     func reuse(_ buffer: PacketBuffer) {
-        spare.append(buffer)
+        queue.reuse(buffer)
     }
 
     /// The last packet in decode order lasts at least until the end, as a copy's does.
@@ -234,10 +228,7 @@ final class EncodedVideoReader: PacketSource {
 
     /// Takes one encoded packet, with the duration its frame is shown.
     private func collect(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        let buffer = try spare.popLast() ?? PacketBuffer()
-        av_packet_unref(buffer.pointer)
-        av_packet_move_ref(buffer.pointer, packet)
-        buffer.pointer.pointee.duration = durations.removeValue(forKey: buffer.pointer.pointee.pts) ?? buffer.pointer.pointee.duration
-        ready.append(buffer)
+        let queued = try queue.push(moving: packet)
+        queued.pointee.duration = durations.removeValue(forKey: queued.pointee.pts) ?? queued.pointee.duration
     }
 }

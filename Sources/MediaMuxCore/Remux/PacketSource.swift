@@ -2,7 +2,8 @@ import MediaMuxBase
 internal import CFFmpeg
 
 /// Where the packets of one output track come from: the input's own packets
-/// (`TrackReader`) or the soundtrack decoded and encoded (`EncodedAudioReader`).
+/// (`TrackReader`) or a track decoded and encoded (`EncodedAudioReader`,
+/// `EncodedVideoReader`).
 /// Either hands them out in decode order, on the output's timeline, and cut
 /// at the plan's end.
 protocol PacketSource: AnyObject {
@@ -28,3 +29,40 @@ extension PacketSource {
 }
 
 extension TrackReader: PacketSource {}
+
+/// What an encoding source has encoded and not yet handed out, in order, and
+/// the buffers handed back for the next packets: an encoder gives a few
+/// packets at a turn, and the muxer takes them one at a time.
+struct EncodedPacketQueue {
+    private var ready: [PacketBuffer] = []
+    private var readyIndex = 0
+    private var spare: [PacketBuffer] = []
+
+    var isEmpty: Bool { readyIndex == ready.count }
+
+    /// The oldest packet not yet handed out, or nil when none is waiting.
+    mutating func pop() -> PacketBuffer? {
+        guard readyIndex < ready.count else { return nil }
+        let packet = ready[readyIndex]
+        readyIndex += 1
+        if readyIndex == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+        }
+        return packet
+    }
+
+    /// Moves an encoder's packet into a buffer at the back of the queue (the
+    /// encoder's packet is left blank), and returns it for its times to be set.
+    mutating func push(moving packet: UnsafeMutablePointer<AVPacket>) throws -> UnsafeMutablePointer<AVPacket> {
+        let buffer = try spare.popLast() ?? PacketBuffer()
+        av_packet_unref(buffer.pointer)
+        av_packet_move_ref(buffer.pointer, packet)
+        ready.append(buffer)
+        return buffer.pointer
+    }
+
+    mutating func reuse(_ buffer: PacketBuffer) {
+        spare.append(buffer)
+    }
+}
