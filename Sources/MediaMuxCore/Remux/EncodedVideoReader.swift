@@ -19,13 +19,20 @@ final class EncodedVideoReader: PacketSource {
     /// Created with the first decoded picture, whose format it takes.
     private var graph: FilterGraph?
     private let endTick: Int64
-    /// The latest decoded frame, held until the next tells how long it is shown.
+    /// The latest frame before the start, held until the next tells whether
+    /// it is on screen at the start. Frames from the start on go straight to
+    /// the filters, so that no decoded picture is kept beyond the decoder's own.
     private var held: FrameBuffer?
     private var heldTime: Int64 = 0
     private var spareFrame: FrameBuffer
     private let filtered: FrameBuffer
+    /// The latest frame sent to the filters, whose duration the next frame's time gives.
+    private var undatedTime: Int64?
     /// How long each frame sent to the encoder is shown, by presentation time, for its packet.
     private var durations: [Int64: Int64] = [:]
+    /// The encoded packet of the undated frame, when the encoder gave it
+    /// before the next frame came: it and what follows wait for its duration.
+    private var undatedPacket: UnsafeMutablePointer<AVPacket>?
     private var queue = EncodedPacketQueue()
     private var finished = false
     /// Frames handed to the encoder.
@@ -114,8 +121,8 @@ final class EncodedVideoReader: PacketSource {
     }
 
     func next() throws -> PacketBuffer? {
-        while queue.isEmpty {
-            if finished { return nil }
+        while queue.isEmpty || (undatedPacket != nil && queue.front == undatedPacket) {
+            if finished { return queue.pop() }
             try advance()
         }
         return queue.pop()
@@ -150,7 +157,11 @@ final class EncodedVideoReader: PacketSource {
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
             guard let buffer = try source.next() else {
                 try decode(nil)
-                try emitHeld(until: endTick)
+                if let current = held {
+                    held = nil
+                    try emit(current, at: heldTime, until: endTick)
+                }
+                date(until: endTick)
                 try graph?.send(nil)
                 try drainGraph()
                 try encoder.encode(nil, what: "video", write: collect)
@@ -171,38 +182,55 @@ final class EncodedVideoReader: PacketSource {
         }
     }
 
-    /// A decoded frame, in presentation order. The frame held before it is
-    /// encoded, now that its duration is known; or dropped, when it is before
-    /// the start and this one is at or before the start too.
+    /// A decoded frame, in presentation order. It dates the frame sent
+    /// before it. Before the start it is held: the frame held before it is
+    /// dropped, unless this one comes after the start, which makes that one
+    /// the picture on screen at the start.
     private func take(_ frame: FrameBuffer) throws {
         guard let time = frame.timestamp, time < endTick else {
             av_frame_unref(frame.pointer)
             return
         }
+        date(until: time)
+        let released = held
         if let current = held {
-            if time > 0 || heldTime > 0 {
-                try emit(current, until: time)
+            held = nil
+            if time > 0 {
+                try emit(current, at: heldTime, until: time)
             } else {
                 av_frame_unref(current.pointer)
             }
-            spareFrame = current
-        } else {
-            spareFrame = try FrameBuffer()
         }
-        held = frame
-        heldTime = time
+        if time < 0 {
+            held = frame
+            heldTime = time
+            spareFrame = try released ?? FrameBuffer()
+            return
+        }
+        try emit(frame, at: time, until: nil)
     }
 
-    /// Filters and encodes the held frame, if any, shown until `next`.
-    private func emitHeld(until next: Int64) throws {
-        guard let current = held else { return }
-        held = nil
-        try emit(current, until: next)
+    /// The frame sent last is shown until `next`: its packet's duration.
+    private func date(until next: Int64) {
+        guard let time = undatedTime else { return }
+        undatedTime = nil
+        let duration = max(1, next.saturatingSubtracting(time))
+        if let packet = undatedPacket, packet.pointee.pts == time {
+            packet.pointee.duration = duration
+            undatedPacket = nil
+        } else {
+            durations[time] = duration
+        }
     }
 
-    private func emit(_ frame: FrameBuffer, until next: Int64) throws {
-        frame.pointer.pointee.pts = heldTime
-        durations[heldTime] = max(1, next.saturatingSubtracting(heldTime))
+    /// Filters and encodes a frame shown from `time` until `next` (nil: until the next frame, not yet decoded).
+    private func emit(_ frame: FrameBuffer, at time: Int64, until next: Int64?) throws {
+        frame.pointer.pointee.pts = time
+        if let next {
+            durations[time] = max(1, next.saturatingSubtracting(time))
+        } else {
+            undatedTime = time
+        }
         let graph = try self.graph ?? makeGraph(for: frame.pointer.pointee)
         self.graph = graph
         try graph.send(frame)
@@ -229,6 +257,10 @@ final class EncodedVideoReader: PacketSource {
     /// Takes one encoded packet, with the duration its frame is shown.
     private func collect(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         let queued = try queue.push(moving: packet)
-        queued.pointee.duration = durations.removeValue(forKey: queued.pointee.pts) ?? queued.pointee.duration
+        if let duration = durations.removeValue(forKey: queued.pointee.pts) {
+            queued.pointee.duration = duration
+        } else if queued.pointee.pts == undatedTime {
+            undatedPacket = queued
+        }
     }
 }

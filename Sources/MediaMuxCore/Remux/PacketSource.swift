@@ -40,6 +40,9 @@ struct EncodedPacketQueue {
 
     var isEmpty: Bool { readyIndex == ready.count }
 
+    /// The packet `pop` would hand out next.
+    var front: UnsafeMutablePointer<AVPacket>? { readyIndex < ready.count ? ready[readyIndex].pointer : nil }
+
     /// The oldest packet not yet handed out, or nil when none is waiting.
     mutating func pop() -> PacketBuffer? {
         guard readyIndex < ready.count else { return nil }
