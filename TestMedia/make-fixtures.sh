@@ -445,6 +445,67 @@ print("   aac_7s.m4a: elst %s (1024 priming samples)" % aac["elst"])
 EOF
 
 # --------------------------------------------------------------------------
+step "fmp4_*.mp4, dash_*.mp4 (fragmented MP4: H.264 2 s, a keyframe every 10 frames, + AAC 2.5 s)"
+# One source, stream-copied into the layouts fragmenting writers make. The
+# tests compare each with this defragmented source packet by packet.
+"${FF[@]}" -f lavfi -i "$(src_video 320x240 2)" -f lavfi -i "$(src_sine 660 48000 2.5)" -map 0:v -map 1:a \
+  -c:v libx264 -preset medium -crf 35 -bf 3 -g 10 -x264-params scenecut=0 -pix_fmt yuv420p \
+  -c:a aac -b:a 32k "${BX[@]}" fmp4_source.mp4
+FRAG=frag_keyframe+empty_moov+default_base_moof
+# An empty moov, then a moof/mdat pair per keyframe (browsers, OBS, CMAF).
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG" fmp4_empty_moov.mp4
+# The first fragment's samples in the moov, the rest in moofs (ffmpeg without empty_moov, some recorders).
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags frag_keyframe fmp4_moov_and_fragments.mp4
+# A fragment for every frame.
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags frag_every_frame+empty_moov+default_base_moof fmp4_fragment_per_frame.mp4
+# A header claiming 4294967 s (mvhd, mehd, tkhd, mdhd), as a recorder writes before it knows.
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+skip_trailer" fmp4_wrong_mehd.mp4
+python3 "$DIR/patch-fragment-duration.py" fmp4_wrong_mehd.mp4
+# A recording cut in the middle of its last fragment's media data.
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+skip_trailer" "$TMP/whole.mp4"
+python3 - "$TMP/whole.mp4" fmp4_cut_last_fragment.mp4 <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+pos, last = 0, None
+while pos + 8 <= len(data):
+    size, kind = struct.unpack_from(">I4s", data, pos)
+    if kind == b"mdat":
+        last = (pos, size)
+    pos += size
+assert last and last[0] + last[1] == len(data), "the last box is not an mdat"
+cut = last[0] + 8 + (last[1] - 8) // 2
+open(sys.argv[2], "wb").write(data[:cut])
+print("   fmp4_cut_last_fragment.mp4: %d of %d bytes (the last mdat cut in half)" % (cut, len(data)))
+EOF
+# DASH representations: video only and audio only, as a packager writes
+# them, without and with a sidx. The audio's priming (1024 samples) is in
+# an edit list, which ffmpeg writes into a fragmented moov only with delay_moov.
+"${FF[@]}" -i fmp4_source.mp4 -map 0:v -c copy "${BX[@]}" -movflags "$FRAG" dash_video.mp4
+"${FF[@]}" -i fmp4_source.mp4 -map 0:v -c copy "${BX[@]}" -movflags "$FRAG+global_sidx" dash_video_sidx.mp4
+"${FF[@]}" -i fmp4_source.mp4 -map 0:a -c copy "${BX[@]}" -use_editlist 1 -frag_duration 500000 -movflags "$FRAG+delay_moov" dash_audio.mp4
+"${FF[@]}" -i fmp4_source.mp4 -map 0:a -c copy "${BX[@]}" -use_editlist 1 -frag_duration 500000 -movflags "$FRAG+delay_moov+global_sidx" dash_audio_sidx.mp4
+python3 - <<'EOF' || fail "fragmented fixtures: layout"
+import struct
+def top(path):
+    data = open(path, "rb").read()
+    pos, kinds = 0, []
+    while pos + 8 <= len(data):
+        size, kind = struct.unpack_from(">I4s", data, pos)
+        kinds.append(kind.decode())
+        pos += size if size else len(data) - pos
+    return kinds, data
+for name in ["fmp4_empty_moov.mp4", "fmp4_moov_and_fragments.mp4", "fmp4_fragment_per_frame.mp4", "fmp4_wrong_mehd.mp4",
+             "fmp4_cut_last_fragment.mp4", "dash_video.mp4", "dash_video_sidx.mp4", "dash_audio.mp4", "dash_audio_sidx.mp4"]:
+    kinds, data = top(name)
+    after = kinds[kinds.index("moov") + 1]
+    assert kinds.count("moof") > 1, (name, kinds.count("moof"))
+    assert (after == "sidx") == name.endswith("_sidx.mp4"), (name, after)
+    assert (after == "mdat") == (name == "fmp4_moov_and_fragments.mp4"), (name, after)
+    assert (b"elst" in data) == name.startswith("dash_audio"), (name, "edit list")
+    print("   %s: %d fragments, %s after the moov" % (name, kinds.count("moof"), after))
+EOF
+
+# --------------------------------------------------------------------------
 step "expected.json (ffprobe facts for every media file)"
 # Relative to the package root, as the tests read it.
 samples="${MEDIAMUX_SAMPLES:-../shared/media}"
@@ -523,14 +584,16 @@ synthetic=(h264_bframes_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a aac_chirp_1.5s.m4a
            empty.m4a html_page.m4a truncated_h264.mp4
-           text_file.mp4 random_bytes.mp4 h264_frame_index.mp4)
+           text_file.mp4 random_bytes.mp4 h264_frame_index.mp4
+           fmp4_source.mp4 fmp4_empty_moov.mp4 fmp4_moov_and_fragments.mp4 fmp4_fragment_per_frame.mp4 fmp4_wrong_mehd.mp4
+           fmp4_cut_last_fragment.mp4 dash_video.mp4 dash_video_sidx.mp4 dash_audio.mp4 dash_audio_sidx.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
 [[ -f av1_10bit.mp4 ]] && synthetic+=(av1_10bit.mp4)
 syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
 all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
 echo "   whole TestMedia folder: $all_total bytes"
-(( syn_total < 700000 )) || fail "synthetic fixtures too big: $syn_total bytes"
+(( syn_total < 1000000 )) || fail "synthetic fixtures too big: $syn_total bytes"
 # Real files stay in the samples folder; the fixtures, seeds and corpus keep within 5 MB.
 (( all_total < 5000000 )) || fail "TestMedia too big: $all_total bytes"
 echo "OK"

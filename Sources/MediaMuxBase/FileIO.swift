@@ -47,6 +47,13 @@ package func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer
     }
 }
 
+/// The size of an open file in bytes; 0 when it cannot be known.
+package func fileLength(_ descriptor: Int32) -> Int64 {
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return 0 }
+    return Int64(info.st_size)
+}
+
 /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file; nil on an error.
 package func readBytes(_ descriptor: Int32, count: Int, at offset: Int64) -> [UInt8]? {
     var bytes = [UInt8](repeating: 0, count: count)

@@ -36,9 +36,7 @@ package struct MovieBox {
 /// Finds and reads the first top-level moov box, skipping over mdat without reading it.
 package func readMovieBox(descriptor: Int32) throws -> MovieBox {
     var offset = 0
-    var info = stat()
-    fstat(descriptor, &info)
-    let fileSize = Int(info.st_size)
+    let fileSize = Int(fileLength(descriptor))
     while offset + 8 <= fileSize {
         guard let header = readBytes(descriptor, count: 16, at: Int64(offset)), header.count >= 8 else { break }
         var size = Int(BoxBuffer.be32(header, 0))
@@ -97,6 +95,12 @@ package struct MovieHeaderFacts {
         /// The track's boxes besides its header, edits and media (tapt,
         /// tgas, tref, udta...), as the file has them.
         package var otherBoxes: [BoxNode] = []
+        /// mdhd's timescale: ticks per second of the media's times.
+        package var mediaTimescale: Int64 = 0
+        /// Fragmented files: the span the sample table's own samples are
+        /// presented for, and the decode time after them, in the media timescale.
+        package var tableSpan: SampleSpan?
+        package var tableDecodeEnd: Int64 = 0
     }
 
     package var movieTimescale: Int64
@@ -107,12 +111,34 @@ package struct MovieHeaderFacts {
     package var tracks: [Int: Track]
     /// The movie-level metadata boxes: QuickTime's `meta` (mdta keys) and the children of `udta`.
     package var metadata: MovieMetadataBoxes
+    /// The samples of the movie fragments, for a movie that declares them
+    /// (an `mvex` box); nil otherwise.
+    package var fragments: MovieFragments?
 
     package init(path: String) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
         defer { close(descriptor) }
-        try self.init(tree: MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes))
+        let tree = try MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes)
+        try self.init(tree: tree)
+        if tree.root.first("mvex") != nil {
+            fragments = try MovieFragments(descriptor: descriptor, moov: tree, decodeStarts: tracks.mapValues(\.tableDecodeEnd))
+        }
+    }
+
+    /// Where a track's samples are presented, in its media timescale: those
+    /// of the sample table and of the fragments together. Nil when the movie
+    /// is not fragmented or the track has no samples.
+    package func fragmentedSpan(of trackID: Int) -> SampleSpan? {
+        guard let fragments, let track = tracks[trackID] else { return nil }
+        guard let span = fragments.tracks[trackID]?.presentation else { return track.tableSpan }
+        return span.union(track.tableSpan)
+    }
+
+    /// A fragmented track's samples: the sample table's and the fragments' whole ones.
+    package func fragmentedSampleCount(of trackID: Int) -> Int? {
+        guard let fragments, let track = tracks[trackID] else { return nil }
+        return (track.sampleCount ?? 0) + (fragments.tracks[trackID]?.sampleCount ?? 0)
     }
 
     package init(tree: MovieTree) throws {
@@ -128,7 +154,11 @@ package struct MovieHeaderFacts {
             let id = Int(try tkhd.uint32(at: wide ? 20 : 12))
             var track = Track(duration: wide ? try tkhd.int64(at: 28) : Int64(try tkhd.uint32(at: 20)), delay: 0, hasEditList: false)
             if let elst = trak.first("edts/elst") { try Self.read(edits: EditList(elst).entries, into: &track) }
-            if let stbl = trak.first("mdia/minf/stbl") { try Self.readSampleTable(stbl, into: &track) }
+            if let mdhd = trak.first("mdia/mdhd") { track.mediaTimescale = Int64(try mdhd.uint32(at: try mdhd.uint8(at: 0) == 1 ? 20 : 12)) }
+            if let stbl = trak.first("mdia/minf/stbl") {
+                try Self.readSampleTable(stbl, into: &track)
+                if tree.root.first("mvex") != nil { try Self.readSampleTimes(stbl, into: &track) }
+            }
             track.sampleEntry = MovieTree.sampleEntries(of: trak).first
             track.otherBoxes = trak.children?.filter { !["tkhd", "edts", "mdia"].contains($0.type) } ?? []
             tracks[id] = track
@@ -162,6 +192,44 @@ package struct MovieHeaderFacts {
             least = min(least, Int64(Int32(bitPattern: try ctts.uint32(at: 12 + index * 8))))
         }
         track.leastCompositionOffset = least
+    }
+}
+
+extension MovieHeaderFacts {
+    /// The span the sample table's samples are presented for and the decode
+    /// time after them, from stts and ctts, a run of equal durations and
+    /// offsets at a time.
+    fileprivate static func readSampleTimes(_ stbl: BoxNode, into track: inout Track) throws {
+        func runs(_ box: BoxNode?) throws -> [(count: Int64, value: Int64)] {
+            guard let box else { return [] }
+            let count = Int(try box.uint32(at: 4))
+            guard count <= (box.head.count - 8) / 8 else { throw BoxFailure.malformed("short \(box.type)") }
+            return try (0..<count).map { index in
+                (Int64(try box.uint32(at: 8 + index * 8)), Int64(try box.uint32(at: 12 + index * 8)))
+            }
+        }
+        let durations = try runs(stbl.first("stts"))
+        // Offsets read as signed in either version, as in `readSampleTable`.
+        var offsets = try runs(stbl.first("ctts")).map { ($0.count, Int64(Int32(truncatingIfNeeded: $0.value))) }[...]
+        var decode: Int64 = 0
+        var span: SampleSpan?
+        for var run in durations {
+            while run.count > 0 {
+                let offset = offsets.first?.1 ?? 0
+                let count = min(run.count, offsets.first?.0 ?? run.count)
+                let (length, long) = count.multipliedReportingOverflow(by: run.value)
+                let (end, late) = decode.addingReportingOverflow(length)
+                guard !long, !late, !end.addingReportingOverflow(offset).overflow else { throw BoxFailure.malformed("sample times overflow") }
+                span = SampleSpan(start: decode + offset, end: end + offset).union(span)
+                decode = end
+                run.count -= count
+                if let first = offsets.first {
+                    if first.0 > count { offsets[offsets.startIndex].0 -= count } else { offsets.removeFirst() }
+                }
+            }
+        }
+        track.tableSpan = span
+        track.tableDecodeEnd = decode
     }
 }
 

@@ -31,17 +31,6 @@ struct FragmentedInputTests {
         }
     }
 
-    /// How long a track without an edit list is presented, in seconds: from
-    /// media time 0 (ISO 14496-12 8.6.6: no edit list maps the media
-    /// timeline as it is) to the end of the sample shown last. Here the
-    /// first picture is shown at 2002/30000 s, as its composition offset says.
-    static func presentedSpan(_ track: MP4File.Track) -> Double {
-        let ends = zip(track.compositionTimes, track.decodeTimes.indices).map { time, index in
-            time + (index + 1 < track.sampleCount ? track.decodeTimes[index + 1] - track.decodeTimes[index] : track.mediaDuration - track.decodeTimes[index])
-        }
-        return Double(ends.max() ?? 0) / Double(track.mediaTimescale)
-    }
-
     @Test func theProbeSeesEveryPacket() async throws {
         let info = try await MuxEngine().probe(Self.videoAndAudio)
         let source = try MP4File(path: Self.videoAndAudio)
@@ -50,7 +39,7 @@ struct FragmentedInputTests {
         #expect(video.packetCount == 30 && audio.packetCount == 46)
         let videoTrack = try #require(source.videoTracks.first)
         let span = try #require(video.end).seconds - (try #require(video.start).seconds)
-        #expect(abs(span - Self.presentedSpan(videoTrack)) < 0.001, "probed \(span) s")
+        #expect(abs(span - videoTrack.presentedEnd) < 0.001, "probed \(span) s")
         #expect(abs(try #require(audio.end).seconds - 46 * 1024.0 / 44100) < 0.001)
     }
 
@@ -77,7 +66,7 @@ struct FragmentedInputTests {
         // The video is the shorter: the output ends where its samples do.
         #expect(report.endReason == .videoEndsFirst)
         let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
-        #expect(abs(seconds - Self.presentedSpan(source)) < 0.001, "mvhd says \(seconds) s")
+        #expect(abs(seconds - source.presentedEnd) < 0.001, "mvhd says \(seconds) s")
     }
 
     @Test(arguments: [(videoAndAudio, 46, 44100), (opus, 250, 48000)])

@@ -300,13 +300,35 @@ struct MergeTests {
         #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
     }
 
-    /// Real damaged files: a fragmented MP4 cut short (Core Media), and a
-    /// fuzz input with two movie headers and no media data.
+    /// A real damaged file: a fuzz input with two movie headers and no media data.
     @Test(Samples.required) func realDamagedFilesAreNamedErrors() async throws {
         let folder = try TemporaryFolder()
-        try await expectDamaged(.sample("truncated_coremedia_fmp4_aac.mp4"), asAudio: true, in: folder)
         try await expectDamaged(.sample("fuzz_two_moov_no_mdat_bad_timescale.mp4"), asAudio: false, in: folder)
         #expect(folder.contents.isEmpty, "nothing is left behind: \(folder.contents)")
+    }
+
+    /// A real fragmented MP4 cut short (Core Media, SOURCES.md): its one
+    /// fragment declares 4088 AAC samples and the file holds the first 7
+    /// whole (and the start of the 8th). The 7 are kept, byte for byte, and
+    /// the report counts the rest.
+    @Test(Samples.required) func aRealFragmentedFileCutShortKeepsItsWholeSamples() async throws {
+        let path = Samples.path("truncated_coremedia_fmp4_aac.mp4")
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: output)
+        #expect(report.audio.packets == 7)
+        #expect(report.warnings == ["\(path): the file is cut short inside a fragment: 4081 audio samples it declares are missing; the whole ones before the cut are kept"])
+        let copy = try #require(try MP4File(path: output).audioTracks.first)
+        let sourceBytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // The tests' reader refuses the cut file; the samples follow one another in its mdat, from its payload.
+        let mdat = try #require(sourceBytes.range(of: Data("mdat".utf8)))
+        var position = mdat.upperBound
+        for index in 0..<copy.sampleCount {
+            let sample = try copy.sampleData(index)
+            #expect(sourceBytes[position..<min(position + sample.count, sourceBytes.endIndex)] == sample, "sample \(index + 1)")
+            position += sample.count
+        }
+        #expect(abs(report.duration.seconds - 7 * 1024.0 / 48000) < 0.001)
     }
 
     private func expectDamaged(_ file: MediaFile, asAudio: Bool, in folder: TemporaryFolder) async throws {

@@ -79,6 +79,9 @@ public struct MergePlan: Sendable, Equatable {
         public var leadIn: MediaTime?
         /// Samples in the input track (an upper bound for what is copied).
         public var sampleCount: Int?
+        /// Samples the input declares but does not hold (a fragmented MP4
+        /// cut short): left out, and the report says so.
+        public var missingSamples: Int?
         /// Codec configuration and tags the output's sample description and track header carry.
         public var headerBytes: Int
         /// Shorten the last sample to end exactly at the end (audio), rather

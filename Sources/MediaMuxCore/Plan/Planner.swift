@@ -202,6 +202,7 @@ package struct MergePlanner: Sendable {
             // Audio frames can end mid-frame (players trim them); a video frame keeps its references instead.
             trimsLastSample: kind == .audio)
         track.timestamps = timestamps
+        track.missingSamples = stream.missingSamples
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
         track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
         track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)

@@ -158,6 +158,9 @@ public struct StreamInfo: Sendable, Equatable {
     /// How many packets (samples) the stream has, where the container says or
     /// the packets were counted.
     public var packetCount: Int?
+    /// A fragmented MP4 cut short inside a fragment: the samples it declares
+    /// whose data is not in the file. `packetCount` counts only whole ones.
+    public var missingSamples: Int?
     /// True for a still picture attached to the file (cover art), which
     /// merges and previews do not take for the video.
     public var isAttachedPicture: Bool

@@ -29,6 +29,10 @@ package struct Prober {
             if let header, header.movieDuration > 0 {
                 containerDuration = MediaTime(value: header.movieDuration, timescale: header.movieTimescale)
             }
+            // A fragmented movie lasts as long as its samples, whatever mvhd and mehd say.
+            if header?.fragments != nil {
+                containerDuration = streams.compactMap(\.end).max()
+            }
         } else {
             let origin = format.start_time != noTimestamp
                 ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
@@ -108,6 +112,10 @@ package struct Prober {
             let stream = demuxer.stream(i).pointee
             let scale = streams[i].timeBase
             func ticks(_ value: Int64) -> MediaTime { MediaTime(ticks: value, of: scale) }
+            if let header, header.fragments != nil {
+                applyFragmentedTiming(header, trackID: Int(stream.id), to: &streams[i])
+                continue
+            }
             guard stream.duration > 0, stream.duration != noTimestamp else { continue }
             var start = MediaTime.zero(scale.timescale)
             var end = ticks(stream.duration)
@@ -147,6 +155,33 @@ package struct Prober {
                 streams[i].priming = smpb.priming
                 streams[i].timing = .iTunSMPB
             }
+        }
+    }
+
+    /// A fragmented MP4's track lasts as its samples say, those of its
+    /// sample table and of every fragment: its start is its leading empty
+    /// edits, and it is presented from its edit list's media time (0
+    /// without one) to the end of the sample shown last. mvhd, mehd, tkhd
+    /// and the edit's duration are written before the fragments, or
+    /// guessed, and do not count.
+    private func applyFragmentedTiming(_ header: MovieHeaderFacts, trackID: Int, to stream: inout StreamInfo) {
+        guard let track = header.tracks[trackID] else { return }
+        stream.sampleEntry = track.sampleEntry
+        stream.trackBoxes = track.otherBoxes
+        stream.packetCount = header.fragmentedSampleCount(of: trackID)
+        if let missing = header.fragments?.tracks[trackID]?.missingSamples, missing > 0 { stream.missingSamples = missing }
+        guard track.mediaTimescale > 0, let span = header.fragmentedSpan(of: trackID) else { return }
+        let first = max(track.mediaStart, 0)
+        guard span.end > first else { return }
+        let start = MediaTime(value: track.delay, timescale: header.movieTimescale)
+        stream.start = start
+        stream.end = start + MediaTime(value: span.end - first, timescale: track.mediaTimescale)
+        stream.timing = .container
+        let least = min(track.leastCompositionOffset, header.fragments?.tracks[trackID]?.leastCompositionOffset ?? 0)
+        if stream.kind == .video, track.isSingleSegment, stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
+            stream.mediaTimeline = MediaTimeline(
+                start: MediaTime(value: first, timescale: track.mediaTimescale), presentationLead: max(0, -least),
+                sampleCount: stream.packetCount)
         }
     }
 

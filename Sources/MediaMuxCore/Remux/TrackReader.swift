@@ -43,6 +43,10 @@ final class TrackReader {
     private var demuxerDecodeBase: Int64?
     private let marksFirstRandomAccessPoint: Bool
     private let codec: String
+    private let missingSamples: Int?
+    /// A fragmented file cut short: how many of its samples are whole, the packets read.
+    private let wholeSamples: Int?
+    private let kind: String
     /// Packets before the start, from the last keyframe seen at or before it.
     private var leadIn: [PacketBuffer] = []
     private var trimsLeadIn: Bool
@@ -85,6 +89,9 @@ final class TrackReader {
         }
         marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
         codec = track.codec
+        missingSamples = track.missingSamples
+        wholeSamples = track.missingSamples == nil ? nil : track.sampleCount
+        kind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO ? "video" : "audio"
         demuxer.keepOnly(track.streamIndex)
     }
 
@@ -128,6 +135,13 @@ final class TrackReader {
         spare.append(buffer)
     }
 
+    /// A fragmented input cut short: what was lost, once the packets are read.
+    var warnings: [String] {
+        guard let missingSamples, missingSamples > 0 else { return [] }
+        let plural = missingSamples == 1 ? "" : "s"
+        return ["\(demuxer.path): the file is cut short inside a fragment: \(missingSamples) \(kind) sample\(plural) it declares \(missingSamples == 1 ? "is" : "are") missing; the whole ones before the cut are kept"]
+    }
+
     /// The last sample must last until the end: demuxers often lose the last
     /// sample's duration (MP4's final stts delta, Matroska's block durations),
     /// and a track whose media stops short of its edit reads as shorter.
@@ -144,20 +158,17 @@ final class TrackReader {
     private func pull() throws {
         let buffer = try spare.popLast() ?? PacketBuffer()
         guard try demuxer.read(into: buffer) else {
-            // Packets still without a DTS were never reordered: decode order is presentation order.
-            for undatedBuffer in undated { undatedBuffer.pointer.pointee.dts = undatedBuffer.pointer.pointee.pts }
-            let leftovers = undated
-            undated.removeAll()
-            leftovers.forEach(accept)
-            endLeadIn()
-            endPriming()
-            reachedEndOfFile = true
-            finish(returning: buffer)
+            endOfInput(returning: buffer)
             return
         }
         let packet = buffer.pointer
         guard packet.pointee.stream_index == streamIndex else {
             spare.append(buffer)
+            return
+        }
+        // Past the cut of a fragmented file, only a sample's first bytes are there.
+        if let wholeSamples, packetsRead >= wholeSamples {
+            endOfInput(returning: buffer)
             return
         }
         packetsRead += 1
@@ -194,6 +205,18 @@ final class TrackReader {
         }
         if !undated.isEmpty { backfill(before: packet.pointee.dts) }
         accept(buffer)
+    }
+
+    private func endOfInput(returning buffer: PacketBuffer) {
+        // Packets still without a DTS were never reordered: decode order is presentation order.
+        for undatedBuffer in undated { undatedBuffer.pointer.pointee.dts = undatedBuffer.pointer.pointee.pts }
+        let leftovers = undated
+        undated.removeAll()
+        leftovers.forEach(accept)
+        endLeadIn()
+        endPriming()
+        reachedEndOfFile = true
+        finish(returning: buffer)
     }
 
     /// Matroska stores only presentation times; FFmpeg's parser derives DTS

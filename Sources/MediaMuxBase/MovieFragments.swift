@@ -1,0 +1,204 @@
+/// The samples of a fragmented MP4's movie fragments (ISO/IEC 14496-12,
+/// 8.8), summed track by track while walking the file's top-level boxes:
+/// each `moof` is read (it holds only headers), each `mdat` passed over
+/// unread. A track keeps counts and extremes, not its samples, so memory
+/// does not grow with the recording.
+///
+/// A sample's decode time comes from `tfdt`, or continues from the track's
+/// previous sample (the moov's last, for the first fragment); its duration,
+/// size and flags from the `trun`, else the `tfhd` defaults, else `trex`'s.
+/// `sidx` and `mfra` are not read: they index fragments but do not bound them.
+package struct MovieFragments: Equatable {
+    /// One track's fragment samples, in its media timescale.
+    package struct Track: Equatable {
+        /// Samples whose data lies wholly inside the file.
+        package var sampleCount = 0
+        /// Samples declared whose data runs past the end of the file.
+        package var missingSamples = 0
+        /// The span presented by the whole samples: decode time plus
+        /// composition offset, to that plus the duration. Nil without samples.
+        package var presentation: SampleSpan?
+        /// The decode time after the last whole sample.
+        package var decodeEnd: Int64?
+        /// The smallest composition offset of a whole sample (0 when none is negative).
+        package var leastCompositionOffset: Int64 = 0
+    }
+
+    /// Fragments (`moof` boxes) read whole.
+    package var fragmentCount = 0
+    /// By track_ID.
+    package var tracks: [Int: Track] = [:]
+    /// The file ends inside a fragment: its header or some of its samples' data is missing.
+    package var isCut = false
+
+    /// `trex`: a track's defaults for every fragment.
+    private struct Defaults {
+        var duration: UInt32 = 0
+        var size: UInt32 = 0
+        var flags: UInt32 = 0
+    }
+
+    /// A `moof` larger than this is not a header a writer makes (a million samples take 16 MB).
+    private static let largestFragmentHeader = 64 << 20
+
+    /// - Parameters:
+    ///   - descriptor: The file, open for reading.
+    ///   - moov: Its movie header, whose `mvex/trex` boxes give the defaults.
+    ///   - decodeStarts: Each track's decode time after its moov samples, by track_ID.
+    package init(descriptor: Int32, moov: MovieTree, decodeStarts: [Int: Int64]) throws {
+        var defaults: [Int: Defaults] = [:]
+        // mvex is kept whole in the movie tree: its boxes are read here.
+        let extends = moov.root.first("mvex").map { try? BoxNode.parse($0.head[...]) { _, _ in nil } } ?? []
+        for trex in (extends ?? []).filter({ $0.type == "trex" }) {
+            defaults[Int(try trex.uint32(at: 4))] = Defaults(
+                duration: try trex.uint32(at: 12), size: try trex.uint32(at: 16), flags: try trex.uint32(at: 20))
+        }
+        let fileSize = Int64(fileLength(descriptor))
+        var nextDecode = decodeStarts
+        var offset: Int64 = 0
+        while offset + 8 <= fileSize {
+            // One read takes the box header and, for most fragments, the whole moof.
+            guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
+                throw BoxFailure.malformed("cannot read the box at \(offset)")
+            }
+            var size = Int64(BoxBuffer.be32(head, 0))
+            if size == 1 {
+                guard head.count >= 16 else { break }
+                size = Int64(clamping: BoxBuffer.be64(head, 8))
+            } else if size == 0 {
+                size = fileSize - offset
+            }
+            guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
+            let type = BoxNode.typeName(head[4..<8])
+            if type == "moof" {
+                guard size <= fileSize - offset else {
+                    isCut = true
+                    break
+                }
+                guard size <= Self.largestFragmentHeader else { throw BoxFailure.malformed("moof of \(size) bytes at \(offset)") }
+                let bytes = size <= head.count ? Array(head.prefix(Int(size))) : readBytes(descriptor, count: Int(size), at: offset)
+                guard let bytes, bytes.count == Int(size) else { throw BoxFailure.malformed("short read of the moof at \(offset)") }
+                try read(moof: bytes, at: offset, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode)
+                fragmentCount += 1
+            } else if size > fileSize - offset {
+                // An mdat cut short: the samples past the end were counted missing.
+                isCut = isCut || type == "mdat"
+                break
+            }
+            offset += size
+        }
+    }
+
+    private mutating func read(moof bytes: [UInt8], at moofOffset: Int64, fileSize: Int64, defaults: [Int: Defaults], nextDecode: inout [Int: Int64]) throws {
+        let nodes = try BoxNode.parse(bytes[...]) { type, _ in ["moof", "traf"].contains(type) ? 0 : nil }
+        guard let moof = nodes.first, moof.type == "moof" else { throw BoxFailure.malformed("no moof at \(moofOffset)") }
+        // Without an explicit base, a track fragment's data follows the previous one's (the first's: the moof).
+        var previousEnd = moofOffset
+        for traf in moof.all("traf") {
+            guard let tfhd = traf.first("tfhd") else { throw BoxFailure.malformed("a traf without tfhd at \(moofOffset)") }
+            var header = FieldReader(tfhd)
+            let flags = try header.flags()
+            let trackID = Int(try header.u32())
+            var base = flags & 0x02_0000 != 0 ? moofOffset : previousEnd
+            if flags & 0x1 != 0 { base = Int64(clamping: try header.u64()) }
+            if flags & 0x2 != 0 { _ = try header.u32() }  // sample description index
+            var fallback = defaults[trackID] ?? Defaults()
+            if flags & 0x8 != 0 { fallback.duration = try header.u32() }
+            if flags & 0x10 != 0 { fallback.size = try header.u32() }
+            if flags & 0x20 != 0 { fallback.flags = try header.u32() }
+            if let tfdt = traf.first("tfdt") {
+                var reader = FieldReader(tfdt)
+                nextDecode[trackID] = try reader.version() == 1 ? Int64(clamping: try reader.u64()) : Int64(try reader.u32())
+            }
+            var decode = nextDecode[trackID] ?? 0
+            var data = base
+            var track = tracks[trackID] ?? Track()
+            for trun in traf.all("trun") {
+                var run = FieldReader(trun)
+                let runFlags = try run.flags()
+                let count = Int(try run.u32())
+                if runFlags & 0x1 != 0 { data = base + Int64(Int32(bitPattern: try run.u32())) }
+                if runFlags & 0x4 != 0 { _ = try run.u32() }  // first sample's flags
+                let perSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & UInt32($0) != 0 }.count * 4
+                // A run of defaults takes no bytes per sample; no writer makes one of more than 16 million.
+                guard perSample > 0 ? count <= run.remaining / perSample : count <= 1 << 24 else {
+                    throw BoxFailure.malformed("a trun declares \(count) samples in \(run.remaining) bytes")
+                }
+                for _ in 0..<count {
+                    let duration = Int64(runFlags & 0x100 != 0 ? try run.u32() : fallback.duration)
+                    let size = Int64(runFlags & 0x200 != 0 ? try run.u32() : fallback.size)
+                    if runFlags & 0x400 != 0 { _ = try run.u32() }
+                    // Read as signed in either version, as writers store negatives in version 0 too.
+                    let offset = runFlags & 0x800 != 0 ? Int64(Int32(bitPattern: try run.u32())) : 0
+                    let (end, overflow) = data.addingReportingOverflow(size)
+                    let (shown, late) = decode.addingReportingOverflow(offset)
+                    let (over, long) = shown.addingReportingOverflow(duration)
+                    guard !late, !long, !decode.addingReportingOverflow(duration).overflow else {
+                        throw BoxFailure.malformed("sample times overflow in track \(trackID)")
+                    }
+                    guard !overflow, end <= fileSize else {
+                        track.missingSamples += 1
+                        isCut = true
+                        data = overflow ? fileSize : end
+                        decode += duration
+                        continue
+                    }
+                    track.sampleCount += 1
+                    track.presentation = track.presentation.map { SampleSpan(start: min($0.start, shown), end: max($0.end, over)) }
+                        ?? SampleSpan(start: shown, end: over)
+                    track.leastCompositionOffset = min(track.leastCompositionOffset, offset)
+                    data = end
+                    decode += duration
+                    track.decodeEnd = decode
+                }
+            }
+            tracks[trackID] = track
+            nextDecode[trackID] = decode
+            previousEnd = data
+        }
+    }
+}
+
+/// Where a run of samples is presented, in its media timescale: from the
+/// earliest composition time to the latest end.
+package struct SampleSpan: Equatable, Sendable {
+    package var start: Int64
+    package var end: Int64
+
+    package func union(_ other: SampleSpan?) -> SampleSpan {
+        guard let other else { return self }
+        return SampleSpan(start: min(start, other.start), end: max(end, other.end))
+    }
+}
+
+/// Reads a full box's fields in order, after its version and flags.
+private struct FieldReader {
+    private let head: [UInt8]
+    private var position = 4
+
+    init(_ box: BoxNode) { head = box.head }
+
+    var remaining: Int { max(0, head.count - position) }
+
+    func version() throws -> UInt8 {
+        guard !head.isEmpty else { throw BoxFailure.malformed("empty full box") }
+        return head[0]
+    }
+
+    func flags() throws -> UInt32 {
+        guard head.count >= 4 else { throw BoxFailure.malformed("full box without flags") }
+        return BoxBuffer.be32(head, 0) & 0xFF_FFFF
+    }
+
+    mutating func u32() throws -> UInt32 {
+        guard position + 4 <= head.count else { throw BoxFailure.malformed("a fragment box is too short") }
+        defer { position += 4 }
+        return BoxBuffer.be32(head, position)
+    }
+
+    mutating func u64() throws -> UInt64 {
+        guard position + 8 <= head.count else { throw BoxFailure.malformed("a fragment box is too short") }
+        defer { position += 8 }
+        return BoxBuffer.be64(head, position)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import MediaMux
+@testable import MediaMuxCore
+
+/// The layouts fragmenting writers make (TestMedia/make-fixtures.sh, from
+/// one source, fmp4_source.mp4, by stream copy): probed, merged in either
+/// role and previewed with every sample they hold, byte for byte, ending
+/// where their samples end. The tests' own MP4 reader reads the fragments
+/// (Support/MP4Fragments.swift) and the defragmented source says what the
+/// packets must be.
+@Suite struct FragmentedFixtureTests {
+    static let source = Fixtures.path("fmp4_source.mp4")
+    /// Every layout that holds the whole recording.
+    static let whole = [
+        "fmp4_empty_moov.mp4", "fmp4_moov_and_fragments.mp4", "fmp4_fragment_per_frame.mp4", "fmp4_wrong_mehd.mp4",
+    ]
+    static let sourceVideoFrames = 60
+    static let sourceAudioPackets = 119
+
+    /// The source's packets of one kind, as the tests' reader reads them.
+    static func packets(_ track: MP4File.Track) throws -> [Data] {
+        try (0..<track.sampleCount).map { try track.sampleData($0) }
+    }
+
+    @Test(arguments: whole)
+    func theReaderFindsTheSourcesPackets(_ name: String) throws {
+        let source = try MP4File(path: Self.source)
+        let file = try MP4File(path: Fixtures.path(name))
+        #expect(file.fragmentCount > 1)
+        for (kind, original, fragmented) in [("video", source.videoTracks.first, file.videoTracks.first), ("audio", source.audioTracks.first, file.audioTracks.first)] {
+            let original = try #require(original)
+            let fragmented = try #require(fragmented, "\(name) has no \(kind) track")
+            #expect(fragmented.issues.isEmpty, "\(fragmented.issues)")
+            #expect(try Self.packets(fragmented) == Self.packets(original), "\(name): the \(kind) packets differ from the source's")
+        }
+        #expect(source.videoTracks.first?.sampleCount == Self.sourceVideoFrames)
+        #expect(source.audioTracks.first?.sampleCount == Self.sourceAudioPackets)
+    }
+
+    @Test(arguments: whole)
+    func theProbeCountsEverySampleAndEndsWhereTheyDo(_ name: String) async throws {
+        let path = Fixtures.path(name)
+        let info = try await MuxEngine().probe(path)
+        let file = try MP4File(path: path)
+        let video = try #require(info.video)
+        let audio = try #require(info.audio)
+        #expect(video.packetCount == Self.sourceVideoFrames && audio.packetCount == Self.sourceAudioPackets)
+        for (stream, track) in [(video, file.videoTracks.first), (audio, file.audioTracks.first)] {
+            let track = try #require(track)
+            let span = try #require(stream.end).seconds - (try #require(stream.start).seconds)
+            #expect(abs(span - track.presentedEnd) < 0.001, "\(name): probed \(span) s, the samples end at \(track.presentedEnd) s")
+        }
+        let longest = max(file.videoTracks[0].presentedEnd, file.audioTracks[0].presentedEnd)
+        #expect(abs(try #require(info.duration).seconds - longest) < 0.001, "\(name): \(String(describing: info.duration))")
+    }
+
+    @Test(arguments: whole)
+    func asTheVideoEveryFrameIsKept(_ name: String) async throws {
+        let path = Fixtures.path(name)
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: path, audio: Fixtures.path("aac_7s.m4a"), output: output)
+        let source = try #require(try MP4File(path: path).videoTracks.first)
+        let file = try MP4File(path: output)
+        let copy = try #require(file.videoTracks.first)
+        #expect(report.video.packets == Self.sourceVideoFrames)
+        #expect(try Self.packets(copy) == Self.packets(source), "\(name): the video's packets changed")
+        let scale = Int64(copy.mediaTimescale) / Int64(source.mediaTimescale)
+        try #require(scale >= 1 && Int64(copy.mediaTimescale) % Int64(source.mediaTimescale) == 0)
+        let copyStart = copy.editList?.first { !$0.isEmpty }?.mediaTime ?? 0
+        for index in 0..<min(source.sampleCount, copy.sampleCount) {
+            #expect(copy.isSyncSample(index) == source.isSyncSample(index), "\(name): sync flag of frame \(index + 1)")
+            #expect(copy.compositionTimes[index] - copyStart == source.compositionTimes[index] * scale,
+                    "\(name): frame \(index + 1) is presented at another moment")
+        }
+        #expect(report.endReason == .videoEndsFirst)
+        let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        #expect(abs(seconds - source.presentedEnd) < 0.001, "\(name): the output lasts \(seconds) s, the video's samples \(source.presentedEnd) s")
+    }
+
+    @Test(arguments: whole)
+    func asTheSoundtrackEveryPacketIsKept(_ name: String) async throws {
+        let path = Fixtures.path(name)
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: output)
+        let source = try #require(try MP4File(path: path).audioTracks.first)
+        let file = try MP4File(path: output)
+        let copy = try #require(file.audioTracks.first)
+        #expect(report.audio.packets == Self.sourceAudioPackets)
+        #expect(try Self.packets(copy) == Self.packets(source), "\(name): the audio's packets changed")
+        #expect(report.endReason == .audioEndsFirst)
+        let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        #expect(abs(seconds - source.presentedEnd) < 0.001, "\(name): the output lasts \(seconds) s, the audio's samples \(source.presentedEnd) s")
+    }
+
+    @Test(arguments: whole)
+    func everyFrameIsPreviewed(_ name: String) async throws {
+        var times: [Double] = []
+        for try await frame in MuxEngine().frames(of: Fixtures.path(name), options: FrameOptions(selection: .all(), size: 64)) {
+            times.append(frame.time.seconds)
+        }
+        #expect(times.count == Self.sourceVideoFrames, "\(name): \(times.count) frames")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        let source = try #require(try MP4File(path: Fixtures.path(name)).videoTracks.first)
+        let last = Double(try #require(source.compositionTimes.max())) / Double(source.mediaTimescale)
+        #expect(abs((times.last ?? 0) - last) < 0.001, "\(name): the last frame at \(times.last ?? 0) s, its sample at \(last) s")
+    }
+
+    /// The last fragment's media data cut in half: the samples that are
+    /// whole are kept, and the report says how many were lost.
+    @Test func aCutLastFragmentKeepsTheWholeSamplesAndWarns() async throws {
+        let cut = Fixtures.path("fmp4_cut_last_fragment.mp4")
+        let cutBytes = try Data(contentsOf: URL(fileURLWithPath: cut))
+        // The same file uncut (but for the mfra that ends it) is fmp4_empty_moov.mp4.
+        let uncutPath = Fixtures.path("fmp4_empty_moov.mp4")
+        let uncut = try MP4File(path: uncutPath)
+        try #require(try Data(contentsOf: URL(fileURLWithPath: uncutPath)).prefix(cutBytes.count) == cutBytes)
+        func whole(_ track: MP4File.Track) -> Int {
+            (0..<track.sampleCount).filter { track.sampleOffsets[$0] + Int64(track.sampleSizes[$0]) <= Int64(cutBytes.count) }.count
+        }
+        let video = try #require(uncut.videoTracks.first)
+        let audio = try #require(uncut.audioTracks.first)
+        let (wholeVideo, wholeAudio) = (whole(video), whole(audio))
+        try #require(wholeVideo < video.sampleCount || wholeAudio < audio.sampleCount)
+
+        let info = try await MuxEngine().probe(cut)
+        #expect(info.video?.packetCount == wholeVideo && info.audio?.packetCount == wholeAudio)
+
+        let folder = try TemporaryFolder()
+        // As the video: its frames that are whole (the cut falls in the audio's data here, after them).
+        let asVideo = try await MuxEngine().merge(video: cut, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("video.mp4"))
+        #expect(asVideo.video.packets == wholeVideo)
+        let videoCopy = try #require(try MP4File(path: folder.path("video.mp4")).videoTracks.first)
+        #expect(try Self.packets(videoCopy) == Array(Self.packets(video).prefix(wholeVideo)))
+        // As the soundtrack: the whole packets, and a warning that counts the rest.
+        let asAudio = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: cut, output: folder.path("audio.mp4"))
+        #expect(asAudio.audio.packets == wholeAudio)
+        let audioCopy = try #require(try MP4File(path: folder.path("audio.mp4")).audioTracks.first)
+        #expect(try Self.packets(audioCopy) == Array(Self.packets(audio).prefix(wholeAudio)))
+        let lost = audio.sampleCount - wholeAudio
+        try #require(lost > 0)
+        #expect(asAudio.warnings.contains { $0.hasPrefix(cut) && $0.contains("cut short") && $0.contains("\(lost) audio samples") },
+                "\(asAudio.warnings)")
+    }
+
+    /// DASH representations: a video-only and an audio-only fMP4, with and
+    /// without sidx. The pair ends where the video (the shorter) ends; the
+    /// audio's edit list drops its 1024 priming samples.
+    @Test(arguments: [("dash_video.mp4", "dash_audio.mp4"), ("dash_video_sidx.mp4", "dash_audio_sidx.mp4")])
+    func aDASHPairMergesExactly(_ videoName: String, _ audioName: String) async throws {
+        let (videoPath, audioPath) = (Fixtures.path(videoName), Fixtures.path(audioName))
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let report = try await MuxEngine().merge(video: videoPath, audio: audioPath, output: output)
+        let video = try #require(try MP4File(path: videoPath).videoTracks.first)
+        let audio = try #require(try MP4File(path: audioPath).audioTracks.first)
+        #expect(audio.editList?.first { !$0.isEmpty }?.mediaTime == 1024)
+        let file = try MP4File(path: output)
+        #expect(report.endReason == .videoEndsFirst)
+        #expect(try Self.packets(try #require(file.videoTracks.first)) == Self.packets(video))
+        let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
+        #expect(abs(seconds - video.presentedEnd) < 0.001, "the output lasts \(seconds) s, the video \(video.presentedEnd) s")
+        // The audio keeps its priming before zero, as its edit list says.
+        let copy = try #require(file.audioTracks.first)
+        #expect(copy.editList?.first { !$0.isEmpty }?.mediaTime == 1024, "\(String(describing: copy.editList))")
+
+        // The audio alone, shorter than a long video: it ends where its samples do, priming dropped.
+        let audioOnly = folder.path("audio.mp4")
+        let second = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: audioPath, output: audioOnly)
+        #expect(second.endReason == .audioEndsFirst && second.audio.packets == Self.sourceAudioPackets)
+        // The last sample lasts 192 of its 1024: the sine's 2.5 s end there.
+        let expected = audio.presentedEnd
+        #expect(abs(expected - 2.5) < 0.000_001)
+        let written = try MP4File(path: audioOnly)
+        let lasts = Double(written.movieDuration) / Double(written.movieTimescale)
+        #expect(abs(lasts - expected) < 0.001, "the output lasts \(lasts) s, the audio's samples after its priming \(expected) s")
+    }
+}
