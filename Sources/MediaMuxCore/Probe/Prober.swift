@@ -202,6 +202,8 @@ package struct Prober {
             guard i < streams.count else { continue }
             let pts = p.pts != noTimestamp ? p.pts : p.dts
             guard pts != noTimestamp else { continue }
+            // Junk before an MP3's first frame comes out as a packet that decodes to nothing.
+            if !packetHoldsAudio(packet.pointer, stream: demuxer.stream(i)) { continue }
             // Times no file of this world has (a damaged or crafted one) would overflow: such packets do not count.
             let (at, late) = pts.multipliedReportingOverflow(by: units[i].perTick)
             let (length, long) = max(p.duration, 0).multipliedReportingOverflow(by: units[i].perTick)
@@ -258,6 +260,14 @@ package struct Prober {
         }
         return parameters.frame_size > 0 ? Int64(parameters.frame_size) : nil
     }
+}
+
+/// False for an MP3 packet that does not start with a frame header: junk
+/// the demuxer resynced past, which no decoder outputs anything for.
+func packetHoldsAudio(_ packet: UnsafeMutablePointer<AVPacket>, stream: UnsafeMutablePointer<AVStream>) -> Bool {
+    guard stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_MP3 else { return true }
+    guard let data = packet.pointee.data, packet.pointee.size > 0 else { return false }
+    return AudioFrameSync.startsWithMPEGAudioFrame(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
 }
 
 /// A timescale in which both a stream's ticks and its samples are whole numbers.

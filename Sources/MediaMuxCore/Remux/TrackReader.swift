@@ -44,6 +44,8 @@ final class TrackReader {
     private let marksFirstRandomAccessPoint: Bool
     private let codec: String
     private let missingSamples: Int?
+    /// Bytes of packets that hold no audio (junk before an MP3's first frame), left out.
+    private var junkBytes = 0
     /// A fragmented file cut short: how many of its samples are whole, the packets read.
     private let wholeSamples: Int?
     private let kind: String
@@ -137,9 +139,15 @@ final class TrackReader {
 
     /// A fragmented input cut short: what was lost, once the packets are read.
     var warnings: [String] {
-        guard let missingSamples, missingSamples > 0 else { return [] }
-        let plural = missingSamples == 1 ? "" : "s"
-        return ["\(demuxer.path): the file is cut short inside a fragment: \(missingSamples) \(kind) sample\(plural) it declares \(missingSamples == 1 ? "is" : "are") missing; the whole ones before the cut are kept"]
+        var said: [String] = []
+        if let missingSamples, missingSamples > 0 {
+            let plural = missingSamples == 1 ? "" : "s"
+            said.append("\(demuxer.path): the file is cut short inside a fragment: \(missingSamples) \(kind) sample\(plural) it declares \(missingSamples == 1 ? "is" : "are") missing; the whole ones before the cut are kept")
+        }
+        if junkBytes > 0 {
+            said.append("\(demuxer.path): \(junkBytes) bytes before its first MP3 frame are not audio and were left out")
+        }
+        return said
     }
 
     /// The last sample must last until the end: demuxers often lose the last
@@ -163,6 +171,11 @@ final class TrackReader {
         }
         let packet = buffer.pointer
         guard packet.pointee.stream_index == streamIndex else {
+            spare.append(buffer)
+            return
+        }
+        if !packetHoldsAudio(packet, stream: demuxer.stream(Int(streamIndex))) {
+            junkBytes += Int(packet.pointee.size)
             spare.append(buffer)
             return
         }

@@ -23,6 +23,36 @@ package final class DemuxerHandle {
         try checkReadableFile(path)
         self.path = path
         self.cancellation = cancellation
+        var format = Self.recognizedFormat(path)
+        var attempt = try Self.openContext(path, format: format, cancellation: cancellation, ignoringEditLists: ignoringEditLists)
+        // Junk before a raw MP3 or AAC stream can make FFmpeg's probe pick a
+        // demuxer off the whitelist (raw AMR-NB) or none; where frames follow
+        // the junk, their own demuxer reads them, resyncing past it.
+        if attempt.context == nil, format == nil, !cancellation.isRaised, let sync = Self.audioFramesAfterJunk(path) {
+            format = av_find_input_format(sync.formatName)
+            attempt = try Self.openContext(path, format: format, cancellation: cancellation, ignoringEditLists: ignoringEditLists)
+        }
+        guard let opened = attempt.context else {
+            // An interrupted read surfaces as whatever the demuxer makes of it.
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+            throw Self.openError(attempt.code, path: path, recognized: format != nil, said: attempt.said)
+        }
+        context = opened
+        let infoCode = needsStreamInfo ? Self.findStreamInfo(context) : 0
+        // Every property is set by now, so a throw still runs deinit, which closes the context.
+        if infoCode < 0 {
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
+            throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
+        }
+        Self.setOpusRates(context)
+    }
+
+    /// One avformat_open_input of `path` with MediaMux's options (whitelists,
+    /// no data references, bounded probing): the context, or the failure's
+    /// code and what FFmpeg said.
+    private static func openContext(
+        _ path: String, format: UnsafePointer<AVInputFormat>?, cancellation: CancellationFlag, ignoringEditLists: Bool
+    ) throws -> (context: UnsafeMutablePointer<AVFormatContext>?, code: Int32, said: String?) {
         guard let fresh = avformat_alloc_context() else {
             throw MediaMuxError.outOfMemory("allocating a demuxer", path: path)
         }
@@ -52,21 +82,9 @@ package final class DemuxerHandle {
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
         // On failure avformat_open_input frees the context itself.
-        let format = Self.recognizedFormat(path)
         let code = avformat_open_input(&opened, "file:" + path, format, &options)
-        guard code >= 0, let opened else {
-            // An interrupted read surfaces as whatever the demuxer makes of it.
-            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
-            throw Self.openError(code, path: path, recognized: format != nil, said: FFmpegMessages.take(for: fresh))
-        }
-        context = opened
-        let infoCode = needsStreamInfo ? Self.findStreamInfo(context) : 0
-        // Every property is set by now, so a throw still runs deinit, which closes the context.
-        if infoCode < 0 {
-            if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
-            throw MediaMuxError.damaged(path: path, detail: FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(infoCode))
-        }
-        Self.setOpusRates(context)
+        guard code >= 0, let opened else { return (nil, code, FFmpegMessages.take(for: fresh)) }
+        return (opened, code, nil)
     }
 
     /// Opus is always decoded at 48 kHz, whatever rate its encoder was fed
@@ -122,6 +140,19 @@ package final class DemuxerHandle {
             return av_find_input_format("matroska")
         }
         return nil
+    }
+
+    /// Where frames of raw MPEG audio or ADTS AAC run within the first MiB
+    /// of a file FFmpeg's probe did not take for either, and it does not
+    /// start with AMR's magic (an AMR file stays AMR).
+    private static func audioFramesAfterJunk(_ path: String) -> AudioFrameSync? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let head = readBytes(descriptor, count: (1 << 20) + 64 * 1024, at: 0) else { return nil }
+        if head.starts(with: Array("#!AMR".utf8)) { return nil }
+        guard let found = AudioFrameSync.find(in: head), found.offset < 1 << 20 else { return nil }
+        return found.kind
     }
 
     /// Invalid data in a file whose first bytes name its container is damage
