@@ -82,18 +82,26 @@ import TestSupport
 
     @Test(arguments: whole)
     func asTheSoundtrackEveryPacketIsKept(_ name: String) async throws {
-        let path = Fixtures.path(name)
+        try await Self.expectEveryAudioPacketKept(Fixtures.path(name), packets: Self.sourceAudioPackets)
+    }
+
+    /// Merges `path` as the soundtrack of a 26-second video: every packet
+    /// is copied byte for byte and the output ends where the audio's
+    /// samples do. Returns the output's audio track.
+    @discardableResult
+    static func expectEveryAudioPacketKept(_ path: String, packets: Int) async throws -> MP4File.Track {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: output)
         let source = try #require(try MP4File(path: path).audioTracks.first)
         let file = try MP4File(path: output)
         let copy = try #require(file.audioTracks.first)
-        #expect(report.audio.packets == Self.sourceAudioPackets)
-        #expect(try Self.packets(copy) == Self.packets(source), "\(name): the audio's packets changed")
+        #expect(report.audio.packets == packets && source.sampleCount == packets)
+        #expect(try Self.packets(copy) == Self.packets(source), "\(path): the audio's packets changed")
         #expect(report.endReason == .audioEndsFirst)
         let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
-        #expect(abs(seconds - source.presentedEnd) < 0.001, "\(name): the output lasts \(seconds) s, the audio's samples \(source.presentedEnd) s")
+        #expect(abs(seconds - source.presentedEnd) < 0.001, "\(path): the output lasts \(seconds) s, the audio's samples \(source.presentedEnd) s")
+        return copy
     }
 
     @Test(arguments: whole)
