@@ -139,6 +139,8 @@ struct ProbeSummary: Encodable {
         var kind: String
         var codec: String
         var codecTag: String?
+        /// Set for a codec this FFmpeg cannot name: its code, what it is, and that it cannot be read.
+        var unreadableCodec: String?
         var profile: String?
         var start: Double?
         var end: Double?
@@ -165,7 +167,7 @@ struct ProbeSummary: Encodable {
         format = info.format
         containerDuration = info.containerDuration?.seconds
         streams = info.streams.map { s in
-            Stream(index: s.index, kind: s.kind.rawValue, codec: s.codec, codecTag: s.codecTag, profile: s.profile,
+            Stream(index: s.index, kind: s.kind.rawValue, codec: s.codec, codecTag: s.codecTag, unreadableCodec: s.unreadableCodec, profile: s.profile,
                    start: s.start?.seconds, end: s.end?.seconds, duration: s.duration?.seconds, timing: s.timing.rawValue,
                    packets: s.packetCount, width: s.width, height: s.height, rotation: s.kind == .video ? s.rotation : nil,
                    frameRate: s.frameRate, sampleRate: s.sampleRate, channels: s.channels, priming: s.priming,

@@ -23,7 +23,8 @@ extension MuxCtl {
 func describe(_ info: MediaInfo) -> String {
     var lines = ["\(info.path): \(info.formatDescription) (\(info.format))" + (info.containerDuration.map { ", \($0.secondsText()) s" } ?? "")]
     for stream in info.streams {
-        var parts = ["#\(stream.index) \(stream.kind.rawValue) \(stream.codec)" + (stream.codecTag.map { " (\($0))" } ?? "") + (stream.profile.map { " \($0)" } ?? "")]
+        let codec = stream.unreadableCodec ?? (stream.codec + (stream.codecTag.map { " (\($0))" } ?? ""))
+        var parts = ["#\(stream.index) \(stream.kind.rawValue) \(codec)" + (stream.profile.map { " \($0)" } ?? "")]
         if let width = stream.width, let height = stream.height {
             var size = "\(width)x\(height)"
             if stream.rotation != 0 || !stream.pixelAspect.isSquare, let shown = stream.displaySize {

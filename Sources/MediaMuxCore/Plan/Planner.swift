@@ -39,6 +39,11 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
         }
         let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
+        for (stream, info) in [(videoStream, videoInfo), (audioStream, audioInfo)] {
+            if let unreadable = stream.unreadableCodec {
+                throw MediaMuxError.notMedia(path: info.path, detail: "its \(stream.kind.rawValue) stream is \(unreadable)")
+            }
+        }
         let (rotation, videoEncoding) = try videoFraming(videoStream, in: videoInfo, container: container, options: options, output: output)
         guard videoEncoding != nil || canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)

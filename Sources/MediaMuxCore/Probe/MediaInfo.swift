@@ -136,10 +136,18 @@ public struct StreamInfo: Sendable, Equatable {
     public var index: Int
     /// What the stream carries.
     public var kind: Kind
-    /// FFmpeg's codec name: "h264", "hevc", "aac", "pcm_s16le"...
+    /// FFmpeg's codec name: "h264", "hevc", "aac", "pcm_s16le"...; "none"
+    /// for a codec this FFmpeg has no name for (see `unreadableCodec`).
     public var codec: String
     /// The container's four-character code for it, when there is one ("avc1", "mp4a").
     public var codecTag: String?
+    /// For a codec this FFmpeg has no name for: its four-character code,
+    /// what it is where known, and that this FFmpeg cannot read it
+    /// ("vvc1: VVC (H.266), which FFmpeg 5.1.9 cannot read"). Nil otherwise.
+    public var unreadableCodec: String? {
+        guard codec == "none" else { return nil }
+        return UnnamedCodec.describe(tag: codecTag)
+    }
     /// The codec profile, when FFmpeg names one ("High", "LC", "Main 10").
     public var profile: String?
     /// One tick of the stream's timestamps.

@@ -69,7 +69,7 @@ package struct Prober {
             index: index,
             kind: kind,
             codec: String(cString: avcodec_get_name(parameters.codec_id)),
-            codecTag: fourCC(parameters.codec_tag),
+            codecTag: fourCharacterCode(parameters.codec_tag),
             profile: avcodec_profile_name(parameters.codec_id, parameters.profile).map { String(cString: $0) },
             timeBase: timeBase,
             origin: .zero(timeBase.timescale),
@@ -329,12 +329,6 @@ private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degre
     return (degrees, !isPureRotation || determinant < 0)
 }
 
-private func fourCC(_ tag: UInt32) -> String? {
-    guard tag != 0 else { return nil }
-    let bytes = (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }
-    guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return "0x" + String(tag, radix: 16) }
-    return String(decoding: bytes, as: UTF8.self)
-}
 
 /// Apple's gapless tag: " 00000000 PRIMING PADDING VALIDSAMPLES ...", in hex.
 package struct ITunesGaplessInfo: Equatable {

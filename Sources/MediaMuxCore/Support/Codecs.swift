@@ -53,6 +53,10 @@ package final class DecoderHandle {
         let parameters = stream.pointee.codecpar!
         media = parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO ? "audio" : "video"
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            if parameters.pointee.codec_id == AV_CODEC_ID_NONE {
+                let tag = fourCharacterCode(parameters.pointee.codec_tag)
+                throw MediaMuxError.notMedia(path: path, detail: "its \(media) is \(UnnamedCodec.describe(tag: tag))")
+            }
             let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
             throw MediaMuxError.notMedia(path: path, detail: "no decoder for \(name) in this FFmpeg")
         }
@@ -157,4 +161,33 @@ package final class EncoderHandle {
             av_packet_unref(packet.pointer)
         }
     }
+}
+
+/// Codecs FFmpeg 5.1 has no id for, by the sample entry type (or codec tag)
+/// their files carry: what they are, for the messages that refuse them.
+package enum UnnamedCodec {
+    static let known: [String: String] = [
+        "vvc1": "VVC (H.266)", "vvi1": "VVC (H.266)",
+        "dav1": "Dolby Vision on AV1",
+        "evc1": "MPEG-5 EVC", "apv1": "APV", "avs3": "AVS3", "lhv1": "multi-layer HEVC (MV-HEVC)",
+        "fpcm": "floating-point PCM (ISO 23003-5)", "ipcm": "integer PCM (ISO 23003-5)",
+        "mha1": "MPEG-H 3D Audio", "mhm1": "MPEG-H 3D Audio", "iamf": "IAMF", "ac-4": "AC-4",
+    ]
+
+    /// "vvc1: VVC (H.266), which FFmpeg 5.1.9 cannot read"; without a tag,
+    /// "a codec FFmpeg 5.1.9 has no name for".
+    package static func describe(tag: String?) -> String {
+        let version = FFmpegLibraries.version
+        guard let tag else { return "a codec FFmpeg \(version) has no name for" }
+        guard let what = known[tag] else { return "\(tag), a codec FFmpeg \(version) has no name for" }
+        return "\(tag): \(what), which FFmpeg \(version) cannot read"
+    }
+}
+
+/// A codec tag as text: four printable characters, else hexadecimal; nil for none.
+func fourCharacterCode(_ tag: UInt32) -> String? {
+    guard tag != 0 else { return nil }
+    let bytes = (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }
+    guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return "0x" + String(tag, radix: 16) }
+    return String(decoding: bytes, as: UTF8.self)
 }
