@@ -126,3 +126,20 @@ import TestSupport
         #expect(found.kind == .mpegAudio && found.offset == 100_000)
     }
 }
+
+extension JunkBeforeAudioTests {
+    /// The packets that decode to something: a frame header first,
+    /// free-format frames (bit-rate index 0) included; junk and reserved
+    /// values not.
+    @Test func whichPacketsStartWithAFrame() {
+        func starts(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(AudioFrameSync.startsWithMPEGAudioFrame) }
+        #expect(starts([0xFF, 0xFB, 0x90, 0x00]))  // MPEG-1 layer III, 128 kbit/s, 44.1 kHz
+        #expect(starts([0xFF, 0xFB, 0x00, 0x00]))  // free format
+        #expect(!starts([0xFF, 0xFB, 0xF0, 0x00]))  // bit-rate index 15
+        #expect(!starts([0xFF, 0xFB, 0x9C, 0x00]))  // sample-rate index 3
+        #expect(!starts([0xFF, 0xF9, 0x90, 0x00]))  // layer 0 (reserved)
+        #expect(!starts([0xFF, 0xEB, 0x90, 0x00]))  // version 01 (reserved)
+        #expect(!starts([0x3C, 0xFB, 0x90, 0x00]))
+        #expect(!starts([0xFF, 0xFB, 0x90]))
+    }
+}

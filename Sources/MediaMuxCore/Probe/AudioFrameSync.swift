@@ -38,9 +38,13 @@ package enum AudioFrameSync: Equatable {
     /// True when a packet of MPEG audio starts with a frame header: one
     /// that does not (junk the demuxer's resync handed out with the first
     /// frame) decodes to nothing ("Header missing").
+    /// Free-format frames (bit-rate index 0), which the decoder reads and a
+    /// scan for runs cannot size, count too.
     package static func startsWithMPEGAudioFrame(_ packet: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard packet.count >= 4 else { return false }
-        return AudioFrameSync.mpegAudio.header(Array(packet.prefix(4)) + [0, 0, 0], at: 0) != nil
+        guard packet.count >= 4, packet[0] == 0xFF, packet[1] & 0xE0 == 0xE0 else { return false }
+        let version = (packet[1] >> 3) & 0x3
+        let layer = (packet[1] >> 1) & 0x3
+        return version != 1 && layer != 0 && packet[2] >> 4 != 0xF && (packet[2] >> 2) & 0x3 != 3
     }
 
     private func chains(_ bytes: [UInt8], from start: Int) -> Bool {

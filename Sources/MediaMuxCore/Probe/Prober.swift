@@ -329,7 +329,6 @@ private func displayRotation(_ stream: UnsafeMutablePointer<AVStream>) -> (degre
     return (degrees, !isPureRotation || determinant < 0)
 }
 
-
 /// Apple's gapless tag: " 00000000 PRIMING PADDING VALIDSAMPLES ...", in hex.
 package struct ITunesGaplessInfo: Equatable {
     package var priming: Int
