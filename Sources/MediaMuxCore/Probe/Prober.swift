@@ -9,7 +9,7 @@ package struct Prober {
     package init(cancellation: CancellationFlag) { self.cancellation = cancellation }
 
     package func probe(path: String) throws -> MediaInfo {
-        let demuxer = try DemuxerHandle(path: path, cancellation: cancellation)
+        let demuxer = try DemuxerHandle(path: path, cancellation: cancellation, headersOnly: true)
         return try probe(demuxer)
     }
 
