@@ -33,6 +33,9 @@ final class LoopingTrackReader: PacketSource {
         reader = firstPlay
     }
 
+    /// What the source's reading found (every play reads the same file): said once.
+    var warnings: [String] { firstPlay.warnings }
+
     func next() throws -> PacketBuffer? {
         while true {
             if let buffer = try reader.next() {
