@@ -74,4 +74,37 @@ struct FragmentedInputTests {
         let copy = try await FragmentedFixtureTests.expectEveryAudioPacketKept(path, packets: packets)
         #expect(copy.mediaTimescale == UInt32(sampleRate))
     }
+
+    /// AAC whose priming only iTunSMPB declares (Nero, no edit list), copied
+    /// into fragments by the ffmpeg CLI with its tags: the fragmented copy
+    /// starts and ends where the moov-first original does, its priming
+    /// skipped by the output's edit list.
+    @Test func iTunSMPBPrimingHoldsInFragments() async throws {
+        let original = Samples.path("nero_aac_lc_22khz_mono_itunsmpb.m4a")
+        let folder = try TemporaryFolder()
+        let fragmented = folder.path("nero_fragmented.mp4")
+        let ffmpeg = try #require(["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        let made = try ExternalTool.run(
+            ffmpeg, ["-nostdin", "-v", "error", "-y", "-i", original, "-c", "copy", "-map_metadata", "0",
+                     "-movflags", "frag_keyframe+empty_moov+default_base_moof+use_metadata_tags", "-frag_duration", "100000", fragmented],
+            keeping: .errors, seconds: 60)
+        try #require(made.status == 0, "\(String(decoding: made.text, as: UTF8.self))")
+        try #require(try MP4File(path: fragmented).fragmentCount > 1)
+
+        let audio = try #require(try await MuxEngine().probe(fragmented).audio)
+        // iTunSMPB " 00000000 00000A40 000001F1 0000000000001BCF": 2624 priming, 7119 valid samples at 22050 Hz.
+        #expect(audio.priming == 2624)
+        #expect(audio.end == MediaTime(value: 7119, timescale: 22050))
+        var outputs: [MP4File] = []
+        for (name, source) in [("from_original.mp4", original), ("from_fragments.mp4", fragmented)] {
+            let output = folder.path(name)
+            _ = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: source, output: output)
+            outputs.append(try MP4File(path: output))
+        }
+        let (fromOriginal, fromFragments) = (try #require(outputs[0].audioTracks.first), try #require(outputs[1].audioTracks.first))
+        #expect(fromFragments.editList == fromOriginal.editList)
+        #expect(fromFragments.editList?.first?.mediaTime == 2624)
+        #expect(outputs[1].movieDuration == outputs[0].movieDuration && outputs[1].movieTimescale == outputs[0].movieTimescale)
+        #expect(try FragmentedFixtureTests.packets(fromFragments) == FragmentedFixtureTests.packets(fromOriginal))
+    }
 }

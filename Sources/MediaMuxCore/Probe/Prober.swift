@@ -114,6 +114,7 @@ package struct Prober {
             func ticks(_ value: Int64) -> MediaTime { MediaTime(ticks: value, of: scale) }
             if let header, header.fragments != nil {
                 applyFragmentedTiming(header, trackID: Int(stream.id), to: &streams[i])
+                if let smpb, header.tracks[Int(stream.id)]?.hasEditList == false { apply(smpb, to: &streams[i]) }
                 continue
             }
             guard stream.duration > 0, stream.duration != noTimestamp else { continue }
@@ -144,18 +145,20 @@ package struct Prober {
             // The index after edit-list processing: exactly the packets the demuxer will deliver.
             let indexed = Int(avformat_index_get_entries_count(demuxer.stream(i)))
             if indexed > 0 { streams[i].packetCount = indexed }
-            // AAC without an edit list whose delay and padding only iTunSMPB
-            // declares: FFmpeg's timestamps include the priming; the real
-            // waveform is `valid` samples after it.
-            if let smpb, streams[i].kind == .audio, streams[i].codec == "aac", track?.hasEditList == false,
-               let rate = streams[i].sampleRate, rate > 0, smpb.priming > 0, smpb.valid > 0 {
-                streams[i].origin = MediaTime(value: Int64(smpb.priming), timescale: Int64(rate))
-                streams[i].start = .zero(Int64(rate))
-                streams[i].end = MediaTime(value: Int64(smpb.valid), timescale: Int64(rate))
-                streams[i].priming = smpb.priming
-                streams[i].timing = .iTunSMPB
-            }
+            if let smpb, track?.hasEditList == false { apply(smpb, to: &streams[i]) }
         }
+    }
+
+    /// AAC without an edit list whose delay and padding only iTunSMPB
+    /// declares: FFmpeg's timestamps include the priming; the real waveform
+    /// is `valid` samples after it.
+    private func apply(_ smpb: ITunesGaplessInfo, to stream: inout StreamInfo) {
+        guard stream.kind == .audio, stream.codec == "aac", let rate = stream.sampleRate, rate > 0, smpb.priming > 0, smpb.valid > 0 else { return }
+        stream.origin = MediaTime(value: Int64(smpb.priming), timescale: Int64(rate))
+        stream.start = .zero(Int64(rate))
+        stream.end = MediaTime(value: Int64(smpb.valid), timescale: Int64(rate))
+        stream.priming = smpb.priming
+        stream.timing = .iTunSMPB
     }
 
     /// A fragmented MP4's track lasts as its samples say, those of its
