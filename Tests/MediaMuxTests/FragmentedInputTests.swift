@@ -107,4 +107,16 @@ struct FragmentedInputTests {
         #expect(outputs[1].movieDuration == outputs[0].movieDuration && outputs[1].movieTimescale == outputs[0].movieTimescale)
         #expect(try FragmentedFixtureTests.packets(fromFragments) == FragmentedFixtureTests.packets(fromOriginal))
     }
+
+    /// As the source of previews: every one of its 30 frames, at the times its fragment gives them.
+    @Test func everyFrameIsPreviewed() async throws {
+        var times: [Double] = []
+        for try await frame in MuxEngine().frames(of: Self.videoAndAudio, options: FrameOptions(selection: .all(), size: 64)) {
+            times.append(frame.time.seconds)
+        }
+        let track = try #require(try MP4File(path: Self.videoAndAudio).videoTracks.first)
+        let expected = track.compositionTimes.sorted().map { Double($0) / Double(track.mediaTimescale) }
+        #expect(times.count == 30)
+        #expect(zip(times, expected).allSatisfy { abs($0 - $1) < 0.001 }, "\(times) against \(expected)")
+    }
 }
