@@ -14,7 +14,7 @@ final class EncodedAudioReader: PacketSource {
     private let path: String
     /// Where the track starts on the output's timeline, in samples.
     private let startTick: Int64
-    private var queue = EncodedPacketQueue()
+    private var queue = PacketQueue()
     private var encodedUpTo: Int64 = 0
     private var finished = false
     /// Where the source's samples should reach in the span: its end, or the

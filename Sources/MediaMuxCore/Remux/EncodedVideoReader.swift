@@ -33,7 +33,7 @@ final class EncodedVideoReader: PacketSource {
     /// The encoded packet of the undated frame, when the encoder gave it
     /// before the next frame came: it and what follows wait for its duration.
     private var undatedPacket: UnsafeMutablePointer<AVPacket>?
-    private var queue = EncodedPacketQueue()
+    private var queue = PacketQueue()
     private var finished = false
     /// Frames handed to the encoder.
     private(set) var framesEncoded = 0

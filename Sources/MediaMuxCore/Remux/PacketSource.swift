@@ -30,10 +30,10 @@ extension PacketSource {
 
 extension TrackReader: PacketSource {}
 
-/// What an encoding source has encoded and not yet handed out, in order, and
-/// the buffers handed back for the next packets: an encoder gives a few
-/// packets at a turn, and the muxer takes them one at a time.
-struct EncodedPacketQueue {
+/// The packets a source has made ready and not yet handed out, in order,
+/// and the buffers handed back for the next ones: a demuxer or an encoder
+/// gives a few packets at a turn, and the muxer takes them one at a time.
+struct PacketQueue {
     private var ready: [PacketBuffer] = []
     private var readyIndex = 0
     private var spare: [PacketBuffer] = []
@@ -55,14 +55,29 @@ struct EncodedPacketQueue {
         return packet
     }
 
+    /// Puts packets at the back of the queue.
+    mutating func push<Buffers: Sequence<PacketBuffer>>(_ buffers: Buffers) {
+        ready.append(contentsOf: buffers)
+    }
+
+    /// A buffer to read or receive the next packet into: one handed back, or a new one.
+    mutating func blankBuffer() throws -> PacketBuffer {
+        try spare.popLast() ?? PacketBuffer()
+    }
+
     /// Moves an encoder's packet into a buffer at the back of the queue (the
     /// encoder's packet is left blank), and returns it for its times to be set.
     mutating func push(moving packet: UnsafeMutablePointer<AVPacket>) throws -> UnsafeMutablePointer<AVPacket> {
-        let buffer = try spare.popLast() ?? PacketBuffer()
+        let buffer = try blankBuffer()
         av_packet_unref(buffer.pointer)
         av_packet_move_ref(buffer.pointer, packet)
         ready.append(buffer)
         return buffer.pointer
+    }
+
+    /// Takes buffers back for later packets.
+    mutating func reuse<Buffers: Sequence<PacketBuffer>>(_ buffers: Buffers) {
+        spare.append(contentsOf: buffers)
     }
 
     mutating func reuse(_ buffer: PacketBuffer) {

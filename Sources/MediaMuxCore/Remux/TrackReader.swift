@@ -53,9 +53,7 @@ final class TrackReader {
     private var leadIn: [PacketBuffer] = []
     private var trimsLeadIn: Bool
     private var waiting: [PacketBuffer] = []
-    private var ready: [PacketBuffer] = []
-    private var readyIndex = 0
-    private var spare: [PacketBuffer] = []
+    private var queue = PacketQueue()
     private var finished = false
     /// Leading packets whose DTS the demuxer does not know yet.
     private var undated: [PacketBuffer] = []
@@ -102,15 +100,7 @@ final class TrackReader {
     /// until it hands it back with `reuse`.
     func next() throws -> PacketBuffer? {
         while true {
-            if readyIndex < ready.count {
-                let packet = ready[readyIndex]
-                readyIndex += 1
-                if readyIndex == ready.count {
-                    ready.removeAll(keepingCapacity: true)
-                    readyIndex = 0
-                }
-                return packet
-            }
+            if let packet = queue.pop() { return packet }
             if finished { return nil }
             try pull()
         }
@@ -134,7 +124,7 @@ final class TrackReader {
     }
 
     func reuse(_ buffer: PacketBuffer) {
-        spare.append(buffer)
+        queue.reuse(buffer)
     }
 
     /// A fragmented input cut short: what was lost, once the packets are read.
@@ -164,19 +154,19 @@ final class TrackReader {
     }
 
     private func pull() throws {
-        let buffer = try spare.popLast() ?? PacketBuffer()
+        let buffer = try queue.blankBuffer()
         guard try demuxer.read(into: buffer) else {
             endOfInput(returning: buffer)
             return
         }
         let packet = buffer.pointer
         guard packet.pointee.stream_index == streamIndex else {
-            spare.append(buffer)
+            queue.reuse(buffer)
             return
         }
         if !packetHoldsAudio(packet, stream: demuxer.stream(Int(streamIndex))) {
             junkBytes += Int(packet.pointee.size)
-            spare.append(buffer)
+            queue.reuse(buffer)
             return
         }
         // Past the cut of a fragmented file, only a sample's first bytes are there.
@@ -256,7 +246,7 @@ final class TrackReader {
         packet.pointee.dts = packet.pointee.dts.saturatingSubtracting(originTick)
         contentEnd = max(contentEnd, packet.pointee.pts.saturatingAdding(max(packet.pointee.duration, 0)))
         guard !finished else {
-            spare.append(buffer)
+            queue.reuse(buffer)
             return
         }
         if trimsLeadIn, holdsInLeadIn(buffer) { return }
@@ -275,7 +265,7 @@ final class TrackReader {
         }
         priming.append(buffer)
         while priming.count > 1, priming[1].pointer.pointee.pts <= -leadIn {
-            spare.append(priming.removeFirst())
+            queue.reuse(priming.removeFirst())
         }
         return true
     }
@@ -295,7 +285,7 @@ final class TrackReader {
         let packet = buffer.pointer.pointee
         let isKeyframe = (packet.flags & AV_PKT_FLAG_KEY) != 0
         if isKeyframe, packet.pts <= 0 {
-            spare.append(contentsOf: leadIn)
+            queue.reuse(leadIn)
             leadIn.removeAll(keepingCapacity: true)
         }
         if (isKeyframe && packet.pts > 0) || packet.dts > 0 {
@@ -317,7 +307,7 @@ final class TrackReader {
     private func cut(_ buffer: PacketBuffer) {
         let packet = buffer.pointer
         guard !finished else {
-            spare.append(buffer)
+            queue.reuse(buffer)
             return
         }
         if packet.pointee.dts >= endTick {
@@ -331,9 +321,9 @@ final class TrackReader {
         if trimsLastDuration, packet.pointee.pts.saturatingAdding(packet.pointee.duration) > endTick {
             trim(packet, to: endTick - packet.pointee.pts)
         }
-        ready.append(contentsOf: waiting)
+        queue.push(waiting)
         waiting.removeAll(keepingCapacity: true)
-        ready.append(buffer)
+        queue.push(CollectionOfOne(buffer))
     }
 
     /// Shortens an audio packet to `duration`. Players trim a coded frame
@@ -362,8 +352,8 @@ final class TrackReader {
 
     private func finish(returning buffer: PacketBuffer) {
         finished = true
-        spare.append(buffer)
-        spare.append(contentsOf: waiting)
+        queue.reuse(buffer)
+        queue.reuse(waiting)
         waiting.removeAll()
     }
 }
