@@ -278,6 +278,23 @@ assert_eq "$(probe1 stream=codec_tag_string hevc_dv_profile5.mp4)" "dvh1" "hevc_
 assert_eq "$("${PROBE[@]}" -show_entries stream_side_data=dv_profile -of csv=p=0 hevc_dv_profile5.mp4 | tr -d ',\n')" "5" "hevc_dv_profile5 dvcC"
 
 # --------------------------------------------------------------------------
+step "unread codecs: av1_dav1.mp4 (Dolby Vision profile 10 on AV1), fpcm.mp4 (ISO 23003-5 float PCM)"
+# Sample entries FFmpeg 5.1 has no codec for, copied unread by a merge.
+# av1_dav1.mp4: av1.mp4's packets and av1C under a dav1 entry with a dvvC
+# for profile 10, level 9, RPU and base layer present, compatibility id 1
+# (container fixture: the pictures carry no RPUs). fpcm.mp4: written whole
+# by make-fpcm.py (a 440 Hz sine, mono, 8 kHz, 1.024 s), which FFmpeg 7.1
+# decodes sample for sample.
+if [[ -f av1.mp4 ]]; then
+  "${FF[@]}" -i av1.mp4 -c copy "${BX[@]}" av1_dav1.mp4
+  python3 "$DIR/add-sample-entry-boxes.py" av1_dav1.mp4 vide --entry-type dav1 dvvC=0100144d10$(printf '0%.0s' {1..38})
+  assert_eq "$(probe1 stream=codec_tag_string av1_dav1.mp4)" "dav1" "av1_dav1 entry type"
+fi
+python3 "$DIR/make-fpcm.py" fpcm.mp4
+assert_eq "$(probe1 stream=codec_tag_string fpcm.mp4)" "fpcm" "fpcm entry type"
+assert_close "$(probe1 format=duration fpcm.mp4)" 1.024 0.0005 "fpcm duration"
+
+# --------------------------------------------------------------------------
 step "audio: aac_7s.m4a, aac_2s.m4a, mp3_5s.mp3, opus_5s.webm, opus_5s.ogg, pcm_2s.wav"
 "${FF[@]}" -f lavfi -i "$(src_sine 440 44100 7.3)" -ac 2 -c:a aac -b:a 32k "${BX[@]}" aac_7s.m4a
 "${FF[@]}" -f lavfi -i "$(src_sine 660 48000 2)" -c:a aac -b:a 24k "${BX[@]}" aac_2s.m4a
@@ -587,7 +604,8 @@ synthetic=(h264_bframes_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4
            fmp4_source.mp4 fmp4_empty_moov.mp4 fmp4_moov_and_fragments.mp4 fmp4_fragment_per_frame.mp4 fmp4_wrong_mehd.mp4
            fmp4_cut_last_fragment.mp4 dash_video.mp4 dash_video_sidx.mp4 dash_audio.mp4 dash_audio_sidx.mp4)
-[[ -f av1.mp4 ]] && synthetic+=(av1.mp4)
+[[ -f av1.mp4 ]] && synthetic+=(av1.mp4 av1_dav1.mp4)
+synthetic+=(fpcm.mp4)
 [[ -f av1_10bit.mp4 ]] && synthetic+=(av1_10bit.mp4)
 syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
 all_total=$(du -sb "$DIR" | cut -f1)

@@ -70,6 +70,13 @@ package func readBytes(_ descriptor: Int32, count: Int, at offset: Int64) -> [UI
     }
 }
 
+/// `body`'s result over `path` opened for reading (closed after); nil when it cannot be opened.
+package func withFileForReading<T>(_ path: String, _ body: (Int32) throws -> T) rethrows -> T? {
+    guard let file = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec]) else { return nil }
+    defer { try? file.close() }
+    return try body(file.rawValue)
+}
+
 /// A whole file of at most `limit` bytes; nil when it cannot be read or is larger.
 package func readWholeFile(_ path: String, limit: Int = 1 << 30) -> [UInt8]? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)

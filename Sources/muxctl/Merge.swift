@@ -247,7 +247,7 @@ extension MuxCtl {
 
 func describe(_ report: MergeReport) -> String {
     func track(_ name: String, _ track: MergeReport.Track) -> String {
-        let tag = track.codecTag.map { " (\($0))" } ?? ""
+        let tag = track.codecTag.flatMap { $0 == track.codec ? nil : " (\($0))" } ?? ""
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
         let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" }
             ?? track.reframing.map { "encoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"

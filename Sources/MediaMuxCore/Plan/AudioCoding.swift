@@ -121,6 +121,8 @@ extension MergePlanner {
 
     /// Why the container cannot take the codec as it is, or nil when it can.
     private func copyRefusal(_ stream: StreamInfo, _ container: MergePlan.Container) -> String? {
+        // Copied unread, its sample entry whole.
+        if Self.standIn(for: stream) != nil { return nil }
         let name = container.rawValue.uppercased()
         let codec = stream.codec
         guard carries(codec, container) else {
@@ -182,6 +184,7 @@ extension MergePlanner {
     /// How users know a codec: "FLAC", "PCM", "Vorbis".
     static func displayName(_ codec: String) -> String {
         if codec.hasPrefix("pcm_") { return "PCM" }
+        if codec == "none" { return "a codec this FFmpeg cannot read" }
         let names = [
             "vorbis": "Vorbis", "opus": "Opus", "truehd": "TrueHD", "flac": "FLAC", "alac": "ALAC", "wmav2": "WMA",
             "h264": "H.264", "hevc": "HEVC", "av1": "AV1", "vp9": "VP9", "vp8": "VP8", "mpeg4": "MPEG-4", "prores": "ProRes",

@@ -9,6 +9,10 @@ public struct SampleEntryCarry: Sendable, Equatable {
     var sourceType: String
     /// In source order; the contents of a QuickTime `wave` box taken out of it.
     var boxes: [BoxNode]
+    /// The source's whole sample entry, which replaces the muxer's as it
+    /// is: for a codec this FFmpeg has no name for, whose packets the muxer
+    /// writes under a stand-in codec (see `MergePlan.Track.standIn`).
+    var wholeEntry: BoxNode?
 
     /// Boxes that only hold a sample entry together (wave's frma, its copy
     /// of the entry type, its terminator) or describe what the output is not
@@ -29,13 +33,23 @@ public struct SampleEntryCarry: Sendable, Equatable {
     /// types it writes for the same bitstream. Profile 5 (dvh1/dvhe) is not
     /// backward compatible: its pictures are IPT, not BT.2020, and a player
     /// that sees hvc1 shows them in the wrong colours. The output keeps the
-    /// source's type, and with it the source's configuration boxes.
+    /// source's type, and with it the source's configuration boxes. Dolby
+    /// Vision on AV1 (dav1, profile 10) is read as AV1 where FFmpeg knows
+    /// the type (7.1) and written as av01.
     static let restoredTypes: [String: Set<String>] = [
         "dvh1": ["hvc1", "hev1"], "dvhe": ["hvc1", "hev1"], "dva1": ["avc1", "avc3"], "dvav": ["avc1", "avc3"],
+        "dav1": ["av01"],
     ]
 
     /// The entry type the output gets in place of the muxer's, if any.
-    public var restoredType: String? { Self.restoredTypes[sourceType] == nil ? nil : sourceType }
+    public var restoredType: String? { Self.restoredTypes[sourceType] == nil && wholeEntry == nil ? nil : sourceType }
+
+    /// Carries the source's entry whole, its type and head included.
+    init(wholeEntry entry: BoxNode) {
+        sourceType = entry.type
+        boxes = []
+        wholeEntry = entry
+    }
 
     /// nil when the source has no boxes to carry.
     init?(sourceType: String, boxes: [BoxNode]) {
@@ -53,7 +67,7 @@ public struct SampleEntryCarry: Sendable, Equatable {
     }
 
     /// Bytes the carried boxes may add to the movie header.
-    var byteCount: Int { boxes.reduce(0) { $0 + $1.byteCount } }
+    var byteCount: Int { wholeEntry?.byteCount ?? boxes.reduce(0) { $0 + $1.byteCount } }
 
     /// The output's sample entry with the source's boxes in it: each box the
     /// muxer wrote is replaced by the source's of the same type (the n-th by
@@ -61,6 +75,7 @@ public struct SampleEntryCarry: Sendable, Equatable {
     /// muxer's. The muxer's own extras (btrt) stay. A Dolby Vision type the
     /// muxer could not write replaces the one it wrote for the same codec.
     func merged(into entry: BoxNode) -> BoxNode {
+        if let wholeEntry { return wholeEntry }
         guard let written = entry.children else { return entry }
         var remaining = boxes
         var merged = entry

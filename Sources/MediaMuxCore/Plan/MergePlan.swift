@@ -95,6 +95,11 @@ public struct MergePlan: Sendable, Equatable {
         public var marksFirstRandomAccessPoint = false
         /// The source's sample-entry boxes the output's sample entry gets.
         public var sampleEntry: SampleEntryCarry?
+        /// For a codec this FFmpeg has no name for, copied from an MP4/MOV
+        /// source: the codec FFmpeg's muxer is told the packets are (it
+        /// takes them as they are, and writes a sample entry of its own,
+        /// which the source's whole entry then replaces). Nil otherwise.
+        public var standIn: String?
         /// The source's track-level boxes the output's track gets.
         public var trackBoxes: TrackBoxCarry?
         /// Audio: nil when the packets are copied; otherwise how they are decoded and encoded.

@@ -39,6 +39,7 @@ extension MergePlanner {
         var kept = placed.track
         kept.isEnabled = false
         if let encoding = try audioEncoding(for: placed.stream, in: container, options: AudioOptions(), output: output) {
+            try Self.checkUnread(placed.stream, of: placed.track.path, yet: "encoded (\(encoding.reason))")
             kept = Self.encoded(kept, as: encoding)
         }
         return kept

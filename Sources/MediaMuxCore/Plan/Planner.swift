@@ -39,13 +39,11 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.damaged(path: videoInfo.path, detail: "the video stream has no picture size")
         }
         let audioStream = try Self.pick(.audio, from: audioInfo, audioInfo.audioStreams, options.audioStream)
-        for (stream, info) in [(videoStream, videoInfo), (audioStream, audioInfo)] {
-            if let unreadable = stream.unreadableCodec {
-                throw MediaMuxError.notMedia(path: info.path, detail: "its \(stream.kind.rawValue) stream is \(unreadable)")
-            }
-        }
+        try Self.checkUnread(videoStream, of: videoInfo.path)
+        try Self.checkUnread(audioStream, of: audioInfo.path)
         let (rotation, videoEncoding) = try videoFraming(videoStream, in: videoInfo, container: container, options: options, output: output)
-        guard videoEncoding != nil || canStore(videoStream.codec, container) else {
+        if videoEncoding != nil { try Self.checkUnread(videoStream, of: videoInfo.path, yet: "re-framed") }
+        guard videoEncoding != nil || Self.standIn(for: videoStream) != nil || canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
         var video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
@@ -61,6 +59,7 @@ package struct MergePlanner: Sendable {
             keepsMetadata: options.keepsMetadata, output: output)
         var mix: MergePlan.Mix?
         if case .mixed(let level) = options.originalAudio, let placedOriginal {
+            try Self.checkUnread(placedOriginal.stream, of: videoInfo.path, yet: "mixed into the soundtrack")
             mix = MergePlan.Mix(original: placedOriginal.track, level: level)
             // One track from the output's start to its end, silent where neither plays.
             audio.sourceStart = .zero()
@@ -70,6 +69,7 @@ package struct MergePlanner: Sendable {
             for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, mixingLevel: mix?.level,
             output: output)
         if let encoding {
+            try Self.checkUnread(audioStream, of: audioInfo.path, yet: "encoded (\(encoding.reason))")
             try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: audioInfo.path)
             audio = Self.encoded(audio, as: encoding)
         }
@@ -98,6 +98,37 @@ package struct MergePlanner: Sendable {
             metadata: metadata,
             leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index)
                 .filter { !($0.path == videoInfo.path && $0.streamIndex == placedOriginal?.track.streamIndex) })
+    }
+
+    /// A codec this FFmpeg has no name for is never decoded. From an MP4 or
+    /// MOV source it is copied unread: its sample entry tells players all
+    /// they need, and the muxer takes its packets as a stand-in codec's.
+    /// Anywhere else (Matroska) nothing would describe it in the output.
+    /// `need` says what the merge would do beyond a copy.
+    static func checkUnread(_ stream: StreamInfo, of path: String, yet need: String? = nil) throws {
+        guard let unreadable = stream.unreadableCodec else { return }
+        let what = "its \(stream.kind.rawValue) stream is \(unreadable)"
+        if let need {
+            // What was asked of it is the problem, not the file.
+            throw MediaMuxError.invalidOption("\(path): \(what); it can be copied as it is, but not \(need)")
+        }
+        guard standIn(for: stream) != nil else {
+            throw MediaMuxError.notMedia(path: path, detail: "\(what); only an MP4 or MOV source's can be copied unread")
+        }
+    }
+
+    /// The codec FFmpeg's muxer is told an unread stream's packets are: one
+    /// whose packets it writes as they come, whatever they hold, in MP4 and
+    /// MOV alike, and at any sample rate (MP2, where MP3 is refused below 16
+    /// kHz). Nil for a stream FFmpeg reads, or one without an MP4/MOV sample
+    /// entry to copy.
+    static func standIn(for stream: StreamInfo) -> String? {
+        guard stream.unreadableCodec != nil, stream.sampleEntry != nil else { return nil }
+        switch stream.kind {
+        case .video: return "mpeg4"
+        case .audio: return "mp2"
+        default: return nil
+        }
     }
 
     /// Every stream of the inputs besides the two copied, with the reason.
@@ -210,6 +241,11 @@ package struct MergePlanner: Sendable {
         track.missingSamples = stream.missingSamples
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
         track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
+        if let standIn = Self.standIn(for: stream), let entry = stream.sampleEntry {
+            track.standIn = standIn
+            track.codec = entry.type
+            track.sampleEntry = SampleEntryCarry(wholeEntry: entry)
+        }
         track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
         track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
         return track

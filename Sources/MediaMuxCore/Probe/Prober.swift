@@ -37,6 +37,7 @@ package struct Prober {
             let origin = format.start_time != noTimestamp
                 ? MediaTime(value: format.start_time, timescale: Int64(AV_TIME_BASE)) : .zero()
             try scanPackets(demuxer, fallbackOrigin: origin, into: &streams)
+            nameUnnamedMatroskaCodecs(demuxer, in: &streams)
         }
         return MediaInfo(
             path: demuxer.path,
@@ -47,6 +48,19 @@ package struct Prober {
             tags: dictionary(format.metadata),
             streams: streams,
             movieMetadata: movieMetadata)
+    }
+
+    /// Matroska names each codec by a CodecID ("V_MPEGI/ISO/VVC"), which
+    /// FFmpeg's demuxer drops for one it has no id for: read from the file
+    /// and given as the stream's tag. FFmpeg makes a stream of each track
+    /// entry in order; where it left one out, no stream is named.
+    private func nameUnnamedMatroskaCodecs(_ demuxer: DemuxerHandle, in streams: inout [StreamInfo]) {
+        guard demuxer.formatName.contains("matroska"), streams.contains(where: { $0.codec == "none" && $0.codecTag == nil }) else { return }
+        let codecIDs = withFileForReading(demuxer.path, MatroskaTracks.codecIDs(descriptor:)) ?? []
+        guard codecIDs.count == streams.count else { return }
+        for i in streams.indices where streams[i].codec == "none" && streams[i].codecTag == nil {
+            streams[i].codecTag = codecIDs[i].isEmpty ? nil : codecIDs[i]
+        }
     }
 
     private func describe(_ demuxer: DemuxerHandle, index: Int) -> StreamInfo {

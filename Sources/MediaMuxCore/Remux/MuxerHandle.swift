@@ -38,14 +38,24 @@ package final class MuxerHandle {
         case source
     }
 
-    /// Adds a stream whose parameters are copied from an input stream.
+    /// Adds a stream whose parameters are copied from an input stream; for
+    /// a codec FFmpeg has no name for, under the stand-in codec the plan
+    /// gives (FFmpeg's name), whose sample entry the movie header rewrite
+    /// replaces.
     package func addStream(
-        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, matrix: DisplayMatrix, tags: TagSelection
+        copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, standIn: String? = nil, matrix: DisplayMatrix,
+        tags: TagSelection
     ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: reportedPath)
+        if let standIn {
+            guard let descriptor = avcodec_descriptor_get_by_name(standIn) else {
+                throw MediaMuxError.unexpected(path: reportedPath, detail: "this FFmpeg has no \(standIn) codec to stand in for one it cannot read")
+            }
+            stream.pointee.codecpar.pointee.codec_id = descriptor.pointee.id
+        }
         // Let the muxer choose the sample entry unless the plan says otherwise.
         stream.pointee.codecpar.pointee.codec_tag = codecTag.map(fourCCValue) ?? 0
         stream.pointee.time_base = input.pointee.time_base

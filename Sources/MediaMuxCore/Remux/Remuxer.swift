@@ -127,7 +127,8 @@ final class Remuxer {
             return encoded
         }
         let matrix: MuxerHandle.DisplayMatrix = plan.rotation.keepsSourceMatrix ? .source : .rotation(plan.rotation.degrees)
-        _ = try muxer.addStream(copying: stream, codecTag: plan.video.codecTag, matrix: matrix, tags: plan.metadata.streamTags)
+        _ = try muxer.addStream(
+            copying: stream, codecTag: plan.video.codecTag, standIn: plan.video.standIn, matrix: matrix, tags: plan.metadata.streamTags)
         return try TrackReader(demuxer: input, track: plan.video, end: plan.video.end)
     }
 
@@ -144,7 +145,8 @@ final class Remuxer {
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags)
             return encoded
         }
-        _ = try muxer.addStream(copying: stream, codecTag: track.codecTag, matrix: .none, tags: plan.metadata.streamTags)
+        _ = try muxer.addStream(
+            copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: .none, tags: plan.metadata.streamTags)
         if let loop = track.loop {
             return try LoopingTrackReader(demuxer: input, track: track, loop: loop)
         }

@@ -163,8 +163,9 @@ package final class EncoderHandle {
     }
 }
 
-/// Codecs FFmpeg 5.1 has no id for, by the sample entry type (or codec tag)
-/// their files carry: what they are, for the messages that refuse them.
+/// Codecs FFmpeg 5.1 has no id for, by the sample entry type (or codec tag,
+/// or Matroska CodecID) their files carry: what they are, for the messages
+/// that refuse them.
 package enum UnnamedCodec {
     static let known: [String: String] = [
         "vvc1": "VVC (H.266)", "vvi1": "VVC (H.266)",
@@ -172,6 +173,9 @@ package enum UnnamedCodec {
         "evc1": "MPEG-5 EVC", "apv1": "APV", "avs3": "AVS3", "lhv1": "multi-layer HEVC (MV-HEVC)",
         "fpcm": "floating-point PCM (ISO 23003-5)", "ipcm": "integer PCM (ISO 23003-5)",
         "mha1": "MPEG-H 3D Audio", "mhm1": "MPEG-H 3D Audio", "iamf": "IAMF", "ac-4": "AC-4",
+        // Matroska CodecIDs.
+        "V_MPEGI/ISO/VVC": "VVC (H.266)", "V_AVS3": "AVS3", "A_MPEGH/MHA1": "MPEG-H 3D Audio",
+        "A_MPEGH/MHM1": "MPEG-H 3D Audio", "A_AC4": "AC-4",
     ]
 
     /// "vvc1: VVC (H.266), which FFmpeg 5.1.9 cannot read"; without a tag,
