@@ -30,6 +30,9 @@ package struct MovieFragments: Equatable {
     package var tracks: [Int: Track] = [:]
     /// The file ends inside a fragment: its header or some of its samples' data is missing.
     package var isCut = false
+    /// A fragment header that does not parse, where it is and why: the
+    /// walk stops there, and the samples before it are all that count.
+    package var damage: String?
 
     /// `trex`: a track's defaults for every fragment.
     private struct Defaults {
@@ -57,36 +60,53 @@ package struct MovieFragments: Equatable {
         var nextDecode = decodeStarts
         var offset: Int64 = 0
         while offset + 8 <= fileSize {
-            // One read takes the box header and, for most fragments, the whole moof.
-            guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
-                throw BoxFailure.malformed("cannot read the box at \(offset)")
-            }
-            var size = Int64(BoxBuffer.be32(head, 0))
-            if size == 1 {
-                guard head.count >= 16 else { break }
-                size = Int64(clamping: BoxBuffer.be64(head, 8))
-            } else if size == 0 {
-                size = fileSize - offset
-            }
-            guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
-            let type = BoxNode.typeName(head[4..<8])
-            if type == "moof" {
-                guard size <= fileSize - offset else {
-                    isCut = true
-                    break
-                }
-                guard size <= Self.largestFragmentHeader else { throw BoxFailure.malformed("moof of \(size) bytes at \(offset)") }
-                let bytes = size <= head.count ? Array(head.prefix(Int(size))) : readBytes(descriptor, count: Int(size), at: offset)
-                guard let bytes, bytes.count == Int(size) else { throw BoxFailure.malformed("short read of the moof at \(offset)") }
-                try read(moof: bytes, at: offset, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode)
-                fragmentCount += 1
-            } else if size > fileSize - offset {
-                // An mdat cut short: the samples past the end were counted missing.
-                isCut = isCut || type == "mdat"
+            do {
+                guard let size = try box(at: offset, in: descriptor, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode) else { break }
+                offset += size
+            } catch BoxFailure.malformed(let reason) {
+                damage = "the fragment header at byte \(offset) is damaged (\(reason))"
                 break
             }
-            offset += size
         }
+    }
+
+    /// Reads the top-level box at `offset`, counting a moof's samples; its
+    /// size, or nil where the file ends inside it.
+    private mutating func box(
+        at offset: Int64, in descriptor: Int32, fileSize: Int64, defaults: [Int: Defaults], nextDecode: inout [Int: Int64]
+    ) throws -> Int64? {
+        // One read takes the box header and, for most fragments, the whole moof.
+        guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
+            throw BoxFailure.malformed("cannot read the box at \(offset)")
+        }
+        var size = Int64(BoxBuffer.be32(head, 0))
+        if size == 1 {
+            guard head.count >= 16 else { return nil }
+            size = Int64(clamping: BoxBuffer.be64(head, 8))
+        } else if size == 0 {
+            size = fileSize - offset
+        }
+        guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
+        let type = BoxNode.typeName(head[4..<8])
+        if type == "moof" {
+            guard size <= fileSize - offset else {
+                isCut = true
+                return nil
+            }
+            guard size <= Self.largestFragmentHeader else { throw BoxFailure.malformed("moof of \(size) bytes at \(offset)") }
+            let bytes = size <= head.count ? Array(head.prefix(Int(size))) : readBytes(descriptor, count: Int(size), at: offset)
+            guard let bytes, bytes.count == Int(size) else { throw BoxFailure.malformed("short read of the moof at \(offset)") }
+            // Counted whole or not at all: a damaged fragment adds none of its samples.
+            var counted = self
+            try counted.read(moof: bytes, at: offset, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode)
+            self = counted
+            fragmentCount += 1
+        } else if size > fileSize - offset {
+            // An mdat cut short: the samples past the end were counted missing.
+            isCut = isCut || type == "mdat"
+            return nil
+        }
+        return size
     }
 
     private mutating func read(moof bytes: [UInt8], at moofOffset: Int64, fileSize: Int64, defaults: [Int: Defaults], nextDecode: inout [Int: Int64]) throws {

@@ -147,6 +147,10 @@ struct ProbeSummary: Encodable {
         var duration: Double?
         var timing: String
         var packets: Int?
+        /// A fragmented file cut short: samples declared but not in the file.
+        var missingSamples: Int?
+        /// A fragmented file whose fragment headers break off: where and why.
+        var damagedFragment: String?
         var width: Int?
         var height: Int?
         var rotation: Int?
@@ -169,7 +173,7 @@ struct ProbeSummary: Encodable {
         streams = info.streams.map { s in
             Stream(index: s.index, kind: s.kind.rawValue, codec: s.codec, codecTag: s.codecTag, unreadableCodec: s.unreadableCodec, profile: s.profile,
                    start: s.start?.seconds, end: s.end?.seconds, duration: s.duration?.seconds, timing: s.timing.rawValue,
-                   packets: s.packetCount, width: s.width, height: s.height, rotation: s.kind == .video ? s.rotation : nil,
+                   packets: s.packetCount, missingSamples: s.missingSamples, damagedFragment: s.damagedFragment, width: s.width, height: s.height, rotation: s.kind == .video ? s.rotation : nil,
                    frameRate: s.frameRate, sampleRate: s.sampleRate, channels: s.channels, priming: s.priming,
                    language: s.language, coverArt: s.isAttachedPicture)
         }

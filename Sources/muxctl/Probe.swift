@@ -40,6 +40,8 @@ func describe(_ info: MediaInfo) -> String {
         }
         if let priming = stream.priming { parts.append("priming \(priming)") }
         if let count = stream.packetCount { parts.append("\(count) packets") }
+        if let missing = stream.missingSamples { parts.append("cut short: \(missing) more declared but missing") }
+        if let damage = stream.damagedFragment { parts.append("\(damage): the file is read up to it") }
         if stream.isAttachedPicture { parts.append("cover art") }
         lines.append("  " + parts.joined(separator: ", "))
     }

@@ -154,6 +154,54 @@ import TestSupport
                 "\(asAudio.warnings)")
     }
 
+    /// A fragment header that does not parse, mid-file: fmp4_empty_moov.mp4
+    /// with its third fragment's first trun declaring 2^31-1 samples. The
+    /// samples of the fragments before it are kept, as video and as
+    /// soundtrack, with a warning that says where the file was left; the
+    /// probe says so too.
+    @Test func aDamagedFragmentHeaderKeepsTheFragmentsBeforeIt() async throws {
+        let sourcePath = Fixtures.path("fmp4_empty_moov.mp4")
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sourcePath)))
+        var moofs: [Int] = []
+        var at = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == "moof" { moofs.append(at) }
+            guard size >= 8 else { break }
+            at += size
+        }
+        try #require(moofs.count > 3)
+        let damagedAt = moofs[2]
+        let trun = try #require((damagedAt..<moofs[3]).first { String(decoding: bytes[$0..<$0 + 4], as: UTF8.self) == "trun" })
+        bytes.replaceSubrange(trun + 8..<trun + 12, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        let folder = try TemporaryFolder()
+        let path = folder.path("damaged.mp4")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        // What lies in the first two fragments, by the tests' own reader of the intact file.
+        let source = try MP4File(path: sourcePath)
+        func before(_ track: MP4File.Track) -> Int { track.sampleOffsets.filter { $0 < Int64(damagedAt) }.count }
+        let video = try #require(source.videoTracks.first), audio = try #require(source.audioTracks.first)
+        let (keptVideo, keptAudio) = (before(video), before(audio))
+        try #require(keptVideo > 0 && keptVideo < video.sampleCount && keptAudio > 0)
+
+        let info = try await MuxEngine().probe(path)
+        #expect(info.video?.packetCount == keptVideo && info.audio?.packetCount == keptAudio)
+        let damage = "the fragment header at byte \(damagedAt) is damaged"
+        #expect(info.video?.damagedFragment?.hasPrefix(damage) == true, "\(String(describing: info.video?.damagedFragment))")
+
+        let asVideo = try await MuxEngine().merge(video: path, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("video.mp4"))
+        let videoCopy = try #require(try MP4File(path: folder.path("video.mp4")).videoTracks.first)
+        #expect(asVideo.video.packets == keptVideo)
+        #expect(try Self.packets(videoCopy) == Array(Self.packets(video).prefix(keptVideo)))
+        #expect(asVideo.warnings.contains { $0.hasPrefix("\(path): \(damage)") && $0.contains("the rest of the file is left out") },
+                "\(asVideo.warnings)")
+        let asAudio = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: folder.path("audio.mp4"))
+        let audioCopy = try #require(try MP4File(path: folder.path("audio.mp4")).audioTracks.first)
+        #expect(asAudio.audio.packets == keptAudio)
+        #expect(try Self.packets(audioCopy) == Array(Self.packets(audio).prefix(keptAudio)))
+    }
+
     /// DASH representations: a video-only and an audio-only fMP4, with and
     /// without sidx. The pair ends where the video (the shorter) ends; the
     /// audio's edit list drops its 1024 priming samples.

@@ -82,6 +82,12 @@ public struct MergePlan: Sendable, Equatable {
         /// Samples the input declares but does not hold (a fragmented MP4
         /// cut short): left out, and the report says so.
         public var missingSamples: Int?
+        /// Fragments past a damaged fragment header (see
+        /// `StreamInfo.damagedFragment`): left out, and the report says so.
+        public var damagedFragment: String?
+        /// The input's samples are in movie fragments, which its copy reads
+        /// as it reaches them (up to a damaged one, if any).
+        public var isFragmented = false
         /// Codec configuration and tags the output's sample description and track header carry.
         public var headerBytes: Int
         /// Shorten the last sample to end exactly at the end (audio), rather

@@ -239,6 +239,8 @@ package struct MergePlanner: Sendable {
             trimsLastSample: kind == .audio)
         track.timestamps = timestamps
         track.missingSamples = stream.missingSamples
+        track.damagedFragment = stream.damagedFragment
+        track.isFragmented = stream.isFragmented
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
         track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
         if let standIn = Self.standIn(for: stream), let entry = stream.sampleEntry {

@@ -169,6 +169,12 @@ public struct StreamInfo: Sendable, Equatable {
     /// A fragmented MP4 cut short inside a fragment: the samples it declares
     /// whose data is not in the file. `packetCount` counts only whole ones.
     public var missingSamples: Int?
+    /// A fragmented MP4 whose fragment headers break off: where, and why
+    /// ("the fragment header at byte 5120 is damaged (...)"). Nothing after
+    /// it is read; `packetCount` counts the samples before it.
+    public var damagedFragment: String?
+    /// An MP4/MOV stream with samples in movie fragments.
+    public var isFragmented = false
     /// True for a still picture attached to the file (cover art), which
     /// merges and previews do not take for the video.
     public var isAttachedPicture: Bool

@@ -9,7 +9,7 @@ package struct Prober {
     package init(cancellation: CancellationFlag) { self.cancellation = cancellation }
 
     package func probe(path: String) throws -> MediaInfo {
-        let demuxer = try DemuxerHandle(path: path, cancellation: cancellation, headersOnly: true)
+        let demuxer = try DemuxerHandle(path: path, cancellation: cancellation, fragmentsAsReached: true)
         return try probe(demuxer)
     }
 
@@ -187,6 +187,8 @@ package struct Prober {
         stream.trackBoxes = track.otherBoxes
         stream.packetCount = header.fragmentedSampleCount(of: trackID)
         if let missing = header.fragments?.tracks[trackID]?.missingSamples, missing > 0 { stream.missingSamples = missing }
+        stream.damagedFragment = header.fragments?.damage
+        stream.isFragmented = true
         guard track.mediaTimescale > 0, let span = header.fragmentedSpan(of: trackID) else { return }
         let first = max(track.mediaStart, 0)
         guard span.end > first else { return }

@@ -74,14 +74,16 @@ final class Remuxer {
         defer { temporary.discard() }
 
         let videoInput = try DemuxerHandle(
-            path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer)
+            path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer,
+            fragmentsAsReached: plan.video.isFragmented && plan.video.isCopied)
         let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
         let videoSource = try self.videoSource(input: videoInput, muxer: muxer)
         // Each audio track reads a file of its own (the video's own audio reads the video file again).
         let audioSources = try plan.audioTracks.enumerated().map { index, track in
             try audioSource(
-                for: track, mixing: index == 0 ? plan.mix : nil, input: DemuxerHandle(path: track.path, cancellation: cancellation),
+                for: track, mixing: index == 0 ? plan.mix : nil, input: DemuxerHandle(
+                    path: track.path, cancellation: cancellation, fragmentsAsReached: track.isFragmented && track.isCopied),
                 muxer: muxer)
         }
         try muxer.open(options: headerOptions())

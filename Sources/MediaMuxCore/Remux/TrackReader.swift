@@ -44,9 +44,10 @@ final class TrackReader {
     private let marksFirstRandomAccessPoint: Bool
     private let codec: String
     private let missingSamples: Int?
+    private let damagedFragment: String?
     /// Bytes of packets that hold no audio (junk before an MP3's first frame), left out.
     private var junkBytes = 0
-    /// A fragmented file cut short: how many of its samples are whole, the packets read.
+    /// A fragmented file: how many of its samples are whole, as its fragment headers count them; nothing past them is read.
     private let wholeSamples: Int?
     private let kind: String
     /// Packets before the start, from the last keyframe seen at or before it.
@@ -90,7 +91,9 @@ final class TrackReader {
         marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
         codec = track.codec
         missingSamples = track.missingSamples
-        wholeSamples = track.missingSamples == nil ? nil : track.sampleCount
+        damagedFragment = track.damagedFragment
+        // A fragmented file's whole samples are counted from its fragment headers.
+        wholeSamples = track.isFragmented ? track.sampleCount : nil
         kind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO ? "video" : "audio"
         demuxer.keepOnly(track.streamIndex)
     }
@@ -127,12 +130,15 @@ final class TrackReader {
         queue.reuse(buffer)
     }
 
-    /// A fragmented input cut short: what was lost, once the packets are read.
+    /// A fragmented input cut short or damaged, MP3 junk: what was lost, once the packets are read.
     var warnings: [String] {
         var said: [String] = []
         if let missingSamples, missingSamples > 0 {
             let plural = missingSamples == 1 ? "" : "s"
             said.append("\(demuxer.path): the file is cut short inside a fragment: \(missingSamples) \(kind) sample\(plural) it declares \(missingSamples == 1 ? "is" : "are") missing; the whole ones before the cut are kept")
+        }
+        if let damagedFragment {
+            said.append("\(demuxer.path): \(damagedFragment): the \(kind) samples before it are kept, and the rest of the file is left out")
         }
         if junkBytes > 0 {
             said.append("\(demuxer.path): \(junkBytes) bytes before its first MP3 frame are not audio and were left out")
@@ -155,6 +161,13 @@ final class TrackReader {
 
     private func pull() throws {
         let buffer = try queue.blankBuffer()
+        // Past the cut of a fragmented file only a sample's first bytes are
+        // there, and past a damaged fragment header the demuxer fails: once
+        // every whole sample is in, nothing more is read.
+        if let wholeSamples, packetsRead >= wholeSamples {
+            endOfInput(returning: buffer)
+            return
+        }
         guard try demuxer.read(into: buffer) else {
             endOfInput(returning: buffer)
             return
@@ -167,11 +180,6 @@ final class TrackReader {
         if !packetHoldsAudio(packet, stream: demuxer.stream(Int(streamIndex))) {
             junkBytes += Int(packet.pointee.size)
             queue.reuse(buffer)
-            return
-        }
-        // Past the cut of a fragmented file, only a sample's first bytes are there.
-        if let wholeSamples, packetsRead >= wholeSamples {
-            endOfInput(returning: buffer)
             return
         }
         packetsRead += 1

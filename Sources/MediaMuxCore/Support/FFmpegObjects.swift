@@ -19,12 +19,14 @@ package final class DemuxerHandle {
 
     /// `ignoringEditLists`: MP4/MOV samples keep the times their sample
     /// tables give them, for a caller that applies the edit list itself.
-    /// `headersOnly`: for a probe, which reads no packets of an MP4/MOV: the
-    /// mov demuxer stops at the first media data instead of indexing every
-    /// movie fragment's samples (a one-hour recording's 277,000 entries),
-    /// which the probe counts from the fragment headers itself.
+    /// `fragmentsAsReached`: the mov demuxer stops at the first media data
+    /// and reads each movie fragment's header only when reading reaches it,
+    /// instead of indexing every fragment's samples on opening (a one-hour
+    /// recording's 277,000 entries). A probe, which reads no packets, counts
+    /// the fragments itself; a copy of a fragmented file reads up to a
+    /// damaged fragment header instead of failing to open.
     package init(
-        path: String, cancellation: CancellationFlag = CancellationFlag(), ignoringEditLists: Bool = false, headersOnly: Bool = false
+        path: String, cancellation: CancellationFlag = CancellationFlag(), ignoringEditLists: Bool = false, fragmentsAsReached: Bool = false
     ) throws {
         try checkReadableFile(path)
         self.path = path
@@ -32,13 +34,13 @@ package final class DemuxerHandle {
         var format = Self.recognizedFormat(path)
         var attempt = try Self.openContext(
             path, format: format, cancellation: cancellation, ignoringEditLists: ignoringEditLists,
-            headersOnly: headersOnly && format.map { String(cString: $0.pointee.name).contains("mov") } == true)
+            fragmentsAsReached: fragmentsAsReached && format.map { String(cString: $0.pointee.name).contains("mov") } == true)
         // Junk before a raw MP3 or AAC stream can make FFmpeg's probe pick a
         // demuxer off the whitelist (raw AMR-NB) or none; where frames follow
         // the junk, their own demuxer reads them, resyncing past it.
         if attempt.context == nil, format == nil, !cancellation.isRaised, let sync = Self.audioFramesAfterJunk(path) {
             format = av_find_input_format(sync.formatName)
-            attempt = try Self.openContext(path, format: format, cancellation: cancellation, ignoringEditLists: ignoringEditLists, headersOnly: false)
+            attempt = try Self.openContext(path, format: format, cancellation: cancellation, ignoringEditLists: ignoringEditLists, fragmentsAsReached: false)
         }
         guard let opened = attempt.context else {
             // An interrupted read surfaces as whatever the demuxer makes of it.
@@ -59,7 +61,7 @@ package final class DemuxerHandle {
     /// no data references, bounded probing): the context, or the failure's
     /// code and what FFmpeg said.
     private static func openContext(
-        _ path: String, format: UnsafePointer<AVInputFormat>?, cancellation: CancellationFlag, ignoringEditLists: Bool, headersOnly: Bool
+        _ path: String, format: UnsafePointer<AVInputFormat>?, cancellation: CancellationFlag, ignoringEditLists: Bool, fragmentsAsReached: Bool
     ) throws -> (context: UnsafeMutablePointer<AVFormatContext>?, code: Int32, said: String?) {
         guard let fresh = avformat_alloc_context() else {
             throw MediaMuxError.outOfMemory("allocating a demuxer", path: path)
@@ -87,7 +89,7 @@ package final class DemuxerHandle {
         av_dict_set(&options, "analyzeduration", "10000000", 0)
         av_dict_set(&options, "max_streams", "100", 0)
         if ignoringEditLists { av_dict_set(&options, "ignore_editlist", "1", 0) }
-        if headersOnly { av_dict_set(&options, "fflags", "+ignidx", 0) }
+        if fragmentsAsReached { av_dict_set(&options, "fflags", "+ignidx", 0) }
         defer { av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>? = fresh
         // On failure avformat_open_input frees the context itself.
