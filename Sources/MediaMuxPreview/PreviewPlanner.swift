@@ -130,9 +130,7 @@ struct PreviewPlanner {
 
     static func framePlan(_ info: MediaInfo, options: FrameOptions) throws -> FramePlan {
         let (stream, duration) = try videoStream(of: info, index: options.videoStream)
-        if let size = options.size, !(1...largestSide).contains(size) {
-            throw MediaMuxError.invalidOption("size must be between 1 and \(largestSide) pixels, not \(size)")
-        }
+        if let size = options.size, let problem = ThumbnailOptions.sizeProblem(size) { throw MediaMuxError.invalidOption("size \(problem)") }
         let moments = try self.moments(options.selection, duration: duration, path: info.path)
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,

@@ -71,14 +71,19 @@ extension ThumbnailPlan {
 }
 
 extension ThumbnailOptions {
+    /// What is wrong with `size` as the longest side of a picture (a
+    /// thumbnail's, a frame's), in words that follow the setting's name
+    /// ("must be between 1 and 8192 pixels, not 0"); nil when nothing.
+    public static func sizeProblem(_ size: Int) -> String? {
+        (1...PreviewPlanner.largestSide).contains(size) ? nil : "must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(size)"
+    }
+
     /// Throws the option error a merge with these thumbnails would.
     ///
     /// - Throws: `MediaMuxError.invalidOption` for a size outside 1-8192
     ///   pixels, or a spacing of zero or less.
     public func validate() throws(MediaMuxError) {
-        guard (1...PreviewPlanner.largestSide).contains(size) else {
-            throw .invalidOption("thumbnail size must be between 1 and \(PreviewPlanner.largestSide) pixels, not \(size)")
-        }
+        if let problem = Self.sizeProblem(size) { throw .invalidOption("thumbnail size \(problem)") }
         if let every, every <= .zero() {
             throw .invalidOption("thumbnails must be more than 0 seconds apart, not \(every.seconds)")
         }

@@ -163,12 +163,10 @@ extension MuxCtl {
         @OptionGroup var common: CommonOptions
 
         func validate() throws {
-            if let rotate, ![0, 90, 180, 270].contains(rotate) {
-                throw ValidationError("--rotate must be 0, 90, 180 or 270")
-            }
+            if let rotate, let problem = MergeOptions.rotationProblem(rotate) { throw ValidationError("--rotate \(problem)") }
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
             if let audioStream, audioStream < 0 { throw ValidationError("--audio-stream must be 0 or more") }
-            if previewSize < 1 || previewSize > 8192 { throw ValidationError("--preview-size must be between 1 and 8192") }
+            if let problem = ThumbnailOptions.sizeProblem(previewSize) { throw ValidationError("--preview-size \(problem)") }
             if let previewEvery, !(previewEvery > 0 && previewEvery.isFinite) { throw ValidationError("--preview-every must be more than 0 seconds") }
             if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
             if let audioOffset, !(audioOffset.isFinite && abs(audioOffset) < 1e9) { throw ValidationError("--audio-offset must be a number of seconds") }
@@ -178,7 +176,7 @@ extension MuxCtl {
             if let fadeIn, fadeIn < 0 { throw ValidationError("--fade-in must be 0 seconds or more") }
             if let fadeOut, fadeOut < 0 { throw ValidationError("--fade-out must be 0 seconds or more") }
             if let mixOriginal, !mixOriginal.isFinite { throw ValidationError("--mix-original must be a number of dB") }
-            if mixOriginal != nil && keepOriginalAudio {
+            if OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) == nil {
                 throw ValidationError("--keep-original-audio and --mix-original are two ways to use the video's own audio; choose one")
             }
             if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
@@ -195,7 +193,7 @@ extension MuxCtl {
                     codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
                     offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
                     fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness),
-                originalAudio: mixOriginal.map { .mixed(level: $0) } ?? (keepOriginalAudio ? .kept : .replaced))
+                originalAudio: OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) ?? .replaced)
             let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?

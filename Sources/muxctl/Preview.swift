@@ -53,7 +53,7 @@ extension MuxCtl {
             }
             if let frames, frames < 1 { throw ValidationError("--frames must be 1 or more") }
             if let every, !(every > 0 && every.isFinite) { throw ValidationError("--every must be more than 0 seconds") }
-            if let size, size < 1 || size > 8192 { throw ValidationError("--size must be between 1 and 8192") }
+            if let size, let problem = ThumbnailOptions.sizeProblem(size) { throw ValidationError("--size \(problem)") }
             if let start, !(start >= 0 && start.isFinite) { throw ValidationError("--start must be 0 or more") }
             if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be more than 0") }
             if let height, height < 2 || height > 4320 { throw ValidationError("--height must be between 2 and 4320") }

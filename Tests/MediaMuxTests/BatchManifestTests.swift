@@ -72,7 +72,7 @@ struct BatchManifestTests {
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "end": "longest"}]}"#,
          "jobs.json: jobs[0].end: must be one of \"audio\", \"shortest\", \"video\""),
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "rotate": 45}]}"#,
-         "jobs.json: jobs[0].rotate: must be 0, 90, 180 or 270"),
+         "jobs.json: jobs[0].rotate: must be 0, 90, 180 or 270, not 45"),
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "fit": "stretch"}]}"#,
          "jobs.json: jobs[0].fit: must be one of \"blur\", \"crop\", \"pad\""),
         (#"{"jobs": [{"video": "v.mp4", "audio": "a.m4a", "output": "o.mp4", "size": "wide"}]}"#,

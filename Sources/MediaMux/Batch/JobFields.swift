@@ -61,7 +61,7 @@ struct JobFields {
         options.video.quality = try integer("videoQuality", atLeast: 0)
         options.video.preset = try text("videoPreset")
         if let rotate = try integer("rotate") {
-            guard [0, 90, 180, 270].contains(rotate) else { throw problem("rotate", "must be 0, 90, 180 or 270") }
+            if let wrong = MergeOptions.rotationProblem(rotate) { throw problem("rotate", wrong) }
             options.rotation = rotate
         }
         options.end = try choice("end", ["shortest": .shortest, "video": .video, "audio": .audio]) ?? .shortest
@@ -82,12 +82,10 @@ struct JobFields {
         audio.loudness = try number("loudness")
         options.audio = audio
         let keeps = try bool("keepOriginalAudio") ?? false
-        if let level = try number("mixOriginal") {
-            if keeps { throw problem("mixOriginal", "goes with \"keepOriginalAudio\": false; choose one way to use the video's own audio") }
-            options.originalAudio = .mixed(level: level)
-        } else if keeps {
-            options.originalAudio = .kept
+        guard let original = OriginalAudio(keeping: keeps, mixingAt: try number("mixOriginal")) else {
+            throw problem("mixOriginal", "goes with \"keepOriginalAudio\": false; choose one way to use the video's own audio")
         }
+        options.originalAudio = original
         return options
     }
 

@@ -77,6 +77,18 @@ public enum OriginalAudio: Sendable, Equatable {
     /// is, -12 well under the soundtrack). The soundtrack is encoded, and the
     /// track plays from the output's start to its end.
     case mixed(level: Double)
+
+    /// The choice two separate settings make (keep it; mix it in at a
+    /// level), as muxctl's flags and a batch manifest's fields give it; nil
+    /// when both are set, since they are two ways to use the same audio.
+    public init?(keeping: Bool, mixingAt level: Double?) {
+        switch (keeping, level) {
+        case (true, .some): return nil
+        case (_, .some(let level)): self = .mixed(level: level)
+        case (true, nil): self = .kept
+        case (false, nil): self = .replaced
+        }
+    }
 }
 
 /// What a merge should do beyond its three paths.
@@ -91,6 +103,13 @@ public struct MergeOptions: Sendable, Equatable {
     /// A clockwise display rotation (0, 90, 180, 270) to write, by copy,
     /// for a file whose recorded orientation is wrong; overrides `orientation`.
     public var rotation: Int?
+
+    /// What is wrong with `degrees` as a `rotation`, in words that follow
+    /// the setting's name ("must be 0, 90, 180 or 270"); nil when nothing.
+    public static func rotationProblem(_ degrees: Int) -> String? {
+        [0, 90, 180, 270].contains(degrees) ? nil : "must be 0, 90, 180 or 270, not \(degrees)"
+    }
+
     /// How video that is re-framed is fitted and encoded.
     public var video: VideoOptions
     /// Replace an existing output file.

@@ -24,8 +24,8 @@ package struct MergePlanner: Sendable {
             throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in .mp4, .m4v or .mov")
         }
         let container = try Self.container(for: output)
-        if let rotation = options.rotation, ![0, 90, 180, 270].contains(rotation) {
-            throw MediaMuxError.invalidOption("the rotation must be 0, 90, 180 or 270 degrees, not \(rotation)")
+        if let rotation = options.rotation, let problem = MergeOptions.rotationProblem(rotation) {
+            throw MediaMuxError.invalidOption("the rotation \(problem)")
         }
         if outputFacts.isSameFileAsAnInput {
             throw MediaMuxError.invalidOption("\(output): is one of the inputs; choose another output path")
