@@ -12,8 +12,7 @@ extension MuxEngine {
     /// Downloads `url` into the download cache (or revalidates the cached
     /// copy) and returns where the file is.
     ///
-    /// `progress` runs on the NIO event loop thread reading the body (the
-    /// download's own, or one of the engine's HTTP client's), and once more
+    /// `progress` runs on the pool thread writing the body (never an event loop),
     /// from the calling task when the file is complete; its calls never
     /// overlap. Cancelling the Task ends the call with
     /// `MediaMuxError.cancelled(path: url)`: no cache entry is made from a
@@ -61,8 +60,7 @@ extension MuxEngine {
     /// hidden `.NAME.download` file beside `destination` and resumed from there.
     /// Nothing ever appears under `destination` until the file is complete.
     ///
-    /// `progress` runs on the NIO event loop thread reading the body (the
-    /// download's own, or one of the engine's HTTP client's), and once more
+    /// `progress` runs on the pool thread writing the body (never an event loop),
     /// from the calling task when the file is complete; its calls never
     /// overlap. Cancelling the Task ends the call with
     /// `MediaMuxError.cancelled(path: url)` and leaves nothing under

@@ -126,7 +126,7 @@ extension MuxEngine {
     ///   - progress: Called with how far the merge has come, on the pool
     ///     thread doing it, at most ten times a second.
     ///   - downloadProgress: Called with how far the download has come, on
-    ///     the event loop reading the body.
+    ///     the pool thread writing the body.
     ///   - preview: Called with each thumbnail, upright, on the merge's thread.
     /// - Returns: What was written, and how the audio was downloaded.
     /// - Throws: `MediaMuxError`: `.invalidOption` for thumbnail options out

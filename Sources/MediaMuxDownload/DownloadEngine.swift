@@ -20,18 +20,19 @@ public import Foundation
 /// naming the URL, nothing half written appears under a destination, and
 /// the bytes so far are kept for the next call to resume from.
 ///
-/// Progress handlers run on the NIO event loop thread that reads the body
-/// (the download's own loop, or one of `httpClient`'s), at most ten times a
-/// second, then once more from the calling task when the file is complete.
+/// Progress handlers run on the thread of NIO's shared pool that writes the
+/// body (never on an event loop), at most ten times a second, then once
+/// more from the calling task when the file is complete.
 /// Reports of one call never overlap. Keep a handler short: the body waits
 /// while it runs.
 public struct DownloadEngine: Sendable {
     /// Where hashing and file copies run.
     public var runtime: MediaRuntime
     /// The caller's HTTP client, shared with the rest of a server; its own
-    /// redirect and timeout settings then apply instead of `DownloadOptions`'.
-    /// Nil: each download makes a client of its own (on an event loop of its
-    /// own) and shuts it down when done.
+    /// redirect and timeout settings then apply instead of `DownloadOptions`'
+    /// (AsyncHTTPClient has no per-request ones), and the result warns of
+    /// each option so set that was not applied. Nil: each download makes a
+    /// client of its own on NIO's shared event loops and shuts it down when done.
     public var httpClient: HTTPClient?
 
     /// An engine on `runtime`, with its own HTTP client per download unless given one.
@@ -47,9 +48,8 @@ public struct DownloadEngine: Sendable {
     /// Downloads `url` into the download cache (or revalidates the cached
     /// copy) and returns where the file is.
     ///
-    /// `progress` runs on the NIO event loop thread reading the body (the
-    /// download's own, or one of `httpClient`'s), and once more from the
-    /// calling task when the file is complete; its calls never overlap.
+    /// `progress` runs on the pool thread writing the body, and once more
+    /// from the calling task when the file is complete; its calls never overlap.
     /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`:
     /// no cache entry is made from a part, and the bytes so far stay in the
     /// cache for the next call to resume from.
@@ -113,9 +113,8 @@ public struct DownloadEngine: Sendable {
     /// hidden `.NAME.download` file beside `destination` and resumed from there.
     /// Nothing ever appears under `destination` until the file is complete.
     ///
-    /// `progress` runs on the NIO event loop thread reading the body (the
-    /// download's own, or one of `httpClient`'s), and once more from the
-    /// calling task when the file is complete; its calls never overlap.
+    /// `progress` runs on the pool thread writing the body, and once more
+    /// from the calling task when the file is complete; its calls never overlap.
     /// Cancelling the Task ends the call with `MediaMuxError.cancelled(path: url)`
     /// and leaves nothing under `destination`; the bytes so far stay in the
     /// cache (or in the hidden partial file) for the next call to resume from.

@@ -95,7 +95,7 @@ package struct Downloader {
             return DownloadResult(
                 path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
                 source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
-                elapsed: clock.now - started, warnings: [])
+                elapsed: clock.now - started, warnings: optionsTheClientOverrides)
         }
     }
 
@@ -157,8 +157,22 @@ package struct Downloader {
         DownloadResult(
             path: path, url: url, finalURL: record.finalURL, bytes: record.bytes, contentType: record.validators.contentType,
             source: source, resumedFrom: 0, attempts: attempts, sha256: record.sha256,
-            elapsed: clock.now - started, warnings: warnings)
+            elapsed: clock.now - started, warnings: optionsTheClientOverrides + warnings)
     }
+
+    /// The download options a caller's client does not apply (it keeps its
+    /// own redirect and timeout settings; AsyncHTTPClient has no per-request
+    /// ones), as warnings for the result; empty without a client.
+    var optionsTheClientOverrides: [String] {
+        guard client != nil else { return [] }
+        let defaults = DownloadOptions()
+        var ignored: [String] = []
+        if options.maximumRedirects != defaults.maximumRedirects { ignored.append("maximumRedirects (\(options.maximumRedirects))") }
+        if options.connectTimeout != defaults.connectTimeout { ignored.append("connectTimeout (\(options.connectTimeout))") }
+        if options.idleTimeout != defaults.idleTimeout { ignored.append("idleTimeout (\(options.idleTimeout))") }
+        return ignored.map { "\($0) was not applied: the HTTPClient given decides redirects and timeouts" }
+    }
+
 
 }
 

@@ -67,18 +67,10 @@ package struct HTTPTransfer {
         if let client {
             return try await attempts(client: client, policy: policy, known: known, revalidating: revalidating, saveValidators: saveValidators)
         }
-        // An event loop of its own: bodies are written to disk from it, which
-        // must not hold up other users of the shared one (a server, say).
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        do {
-            let outcome = try await HTTPClient.withHTTPClient(eventLoopGroup: loop, configuration: configuration) { client in
-                try await attempts(client: client, policy: policy, known: known, revalidating: revalidating, saveValidators: saveValidators)
-            }
-            try? await loop.shutdownGracefully()
-            return outcome
-        } catch {
-            try? await loop.shutdownGracefully()
-            throw error
+        // NIO's shared event loops: the body's file work runs on a thread
+        // pool (see BodyExchange), never on them, so no download needs loops of its own.
+        return try await HTTPClient.withHTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration) { client in
+            try await attempts(client: client, policy: policy, known: known, revalidating: revalidating, saveValidators: saveValidators)
         }
     }
 
@@ -106,16 +98,18 @@ package struct HTTPTransfer {
                     if let date = revalidating.lastModified { request.headers.add(name: "If-Modified-Since", value: date) }
                 }
                 // One exchange: the head is judged by the policy as it arrives; a
-                // body the policy wants is written as it comes, on the event loop.
+                // body the policy wants is written as it comes, on NIO's thread pool.
                 let exchange = BodyExchange(
                     path: partialPath, url: url, policy: policy, offset: offset, attempt: attempt,
                     revalidating: revalidating != nil, maximumBytes: options.maximumBytes, meter: meter, save: saveValidators)
                 var failure: (any Error)?
+                var loop: (any EventLoop)?
                 do {
                     var head = HTTPHeaders()
                     for (name, value) in request.headers { head.add(name: name, value: value) }
                     let ask = try HTTPClient.Request(url: url, method: .GET, headers: head)
                     let task = client.execute(request: ask, delegate: exchange, deadline: .now() + .hours(24))
+                    loop = task.eventLoop
                     try await withTaskCancellationHandler {
                         _ = try await task.futureResult.get()
                     } onCancel: {
@@ -124,6 +118,9 @@ package struct HTTPTransfer {
                 } catch {
                     failure = error
                 }
+                // The bytes that arrived are on disk, and the file closed, before they are counted.
+                if let loop { try? await exchange.settled(on: loop).get() }
+                if let error = exchange.fileFailure as? MediaMuxError { throw error }
                 let answer = exchange.answer
                 if case .write? = answer?.decision, let answer { validators = answer.validators }
                 if let failure { try rethrowIfCancelled(failure) }
@@ -217,11 +214,14 @@ package func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
 }
 
 /// One request's response, taken as it arrives: the policy judges the head;
-/// a body it wants is written into the partial file chunk by chunk on the
-/// event loop (page-cache writes, as curl does in its one thread), so reading
-/// never waits for a consumer task. Any other body is not read: the request
-/// is ended at its head. State sits behind a lock: written on the event loop,
-/// read by the transfer once the request is over.
+/// a body it wants is written into the partial file chunk by chunk. The file
+/// work (recording the validators, opening, writing) runs on NIO's shared
+/// thread pool, never on the event loop, whose other connections it would
+/// hold up; each chunk's write is the future AsyncHTTPClient waits for
+/// before it reads more, so a slow disk slows the transfer instead of
+/// filling memory (as its FileDownloadDelegate does with NonBlockingFileIO).
+/// Any other body is not read: the request is ended at its head. State sits
+/// behind a lock: written on the pool, read by the transfer once the request is over.
 package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     package typealias Response = Void
 
@@ -242,7 +242,21 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         /// The partial file while a body is written into it.
         var file: SystemPackage.FileDescriptor?
         var position: Int64 = 0
+        /// The last file operation queued: each starts when it ends.
+        var lastOperation: EventLoopFuture<Void>?
+        /// The first file operation that failed, and why: the ones after it
+        /// are not done (a write after a failed one would land at its place).
+        var failure: (any Error)?
+        /// Where the body's bytes accepted so far end in the file.
+        var received: Int64 = 0
+        /// Bytes accepted and not yet written.
+        var unwritten = 0
     }
+
+    /// Bytes accepted ahead of the disk before the client is made to wait:
+    /// what has arrived is taken (and so kept for a resume, even when the
+    /// connection fails next), with memory bounded.
+    static let writeAhead = 1 << 20
 
     private let path: String
     private let url: String
@@ -256,6 +270,8 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     /// When the request went out: the progress rate is measured from here.
     private let requested = ContinuousClock.now
     private let state: Locked<State>
+    /// Where the file work runs.
+    private let threadPool = NIOThreadPool.singleton
 
     package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
         save: @escaping @Sendable (ResourceValidators) throws -> Void
@@ -273,10 +289,50 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     }
 
     deinit {
-        closeFile()
+        // Closed by the queued close; this is for an exchange dropped before any.
+        let file = state.withLock { state in
+            defer { state.file = nil }
+            return state.file
+        }
+        try? file?.close()
     }
 
+    /// What the head said and the policy decided, and what was written: final once `settled` has completed.
     package var answer: Answer? { state.withLock { $0.answer } }
+
+    /// Completes when every file operation queued so far has run, the close included.
+    package func settled(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        let last = state.withLock { $0.lastOperation } ?? loop.makeSucceededVoidFuture()
+        return last.hop(to: loop).flatMapErrorThrowing { _ in }
+    }
+
+    /// Why the body could not be written (the cache's error, a body over the
+    /// limit), once `settled` has completed; nil when it was.
+    package var fileFailure: (any Error)? { state.withLock { $0.failure } }
+
+    /// Runs `operation` on the thread pool after the operations queued
+    /// before it. After one fails, only closing operations (`always`) run.
+    private func queue(
+        on loop: any EventLoop, always: Bool = false, _ operation: @escaping @Sendable () throws -> Void
+    ) -> EventLoopFuture<Void> {
+        let pool = threadPool
+        return state.withLock { state in
+            let previous = state.lastOperation?.hop(to: loop).flatMapErrorThrowing { _ in } ?? loop.makeSucceededVoidFuture()
+            let next = previous.flatMap { [self] in
+                pool.runIfActive(eventLoop: loop) { [self] in
+                    if !always, self.state.withLock({ $0.failure != nil }) { throw BodyNotWanted() }
+                    do {
+                        try operation()
+                    } catch {
+                        self.state.withLock { $0.failure = $0.failure ?? error }
+                        throw error
+                    }
+                }
+            }
+            state.lastOperation = next
+            return next
+        }
+    }
 
     package func didVisitURL(task: HTTPClient.Task<Void>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
         state.withLock { $0.finalURL = request.url.absoluteString }
@@ -290,53 +346,71 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
             etag: head.headers.first(name: "ETag"), lastModified: head.headers.first(name: "Last-Modified"),
             contentType: head.headers.first(name: "Content-Type"), totalBytes: nil)
         if case .write(_, let total) = decision { validators.totalBytes = total }
-        do {
-            try state.withLock { state in
-                state.answer = Answer(decision: decision, validators: validators, finalURL: state.finalURL, written: 0)
-                guard case .write(let start, _) = decision else { throw BodyNotWanted() }
-                // What the partial file will hold is on record before its first byte,
-                // so even a killed process leaves a partial that resumes correctly.
-                try save(validators)
-                state.file = try openPartial(from: start)
+        let answer = state.withLock { state in
+            state.answer = Answer(decision: decision, validators: validators, finalURL: state.finalURL, written: 0)
+            return state.answer
+        }
+        guard case .write(let start, _)? = answer?.decision else { return task.eventLoop.makeFailedFuture(BodyNotWanted()) }
+        let validatorsToSave = validators
+        state.withLock { $0.received = start }
+        // Not waited for: the body's first bytes are taken while the file opens.
+        _ = queue(on: task.eventLoop) { [self] in
+            // What the partial file will hold is on record before its first byte,
+            // so even a killed process leaves a partial that resumes correctly.
+            try save(validatorsToSave)
+            let file = try openPartial(from: start)
+            state.withLock { state in
+                state.file = file
                 state.position = start
                 state.answer?.written = start
             }
-        } catch {
-            return task.eventLoop.makeFailedFuture(error)
+            meter.startBody(at: start, requested: requested)
         }
-        if case .write(let start, _) = decision { meter.startBody(at: start, requested: requested) }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
+    /// Takes a part of the body: queued for writing, and waited for only
+    /// when more than `writeAhead` bytes are waiting for the disk.
     package func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let reached: (position: Int64, total: Int64?)
-        do {
-            reached = try state.withLock { state in
+        let count = buffer.readableBytes
+        let accepted: Result<Int, any Error> = state.withLock { state in
+            if let failure = state.failure { return .failure(failure) }
+            guard case .write? = state.answer?.decision else { return .failure(BodyNotWanted()) }
+            state.received += Int64(count)
+            if state.received > maximumBytes { return .failure(MediaMuxError.tooLarge(url: url, limit: maximumBytes)) }
+            state.unwritten += count
+            return .success(state.unwritten)
+        }
+        let unwritten: Int
+        switch accepted {
+        case .success(let bytes): unwritten = bytes
+        case .failure(let error): return task.eventLoop.makeFailedFuture(error)
+        }
+        let written = queue(on: task.eventLoop) { [self] in
+            let reached = try state.withLock { state in
+                state.unwritten -= count
                 guard let file = state.file, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
                 do {
                     try file.writeAll(toAbsoluteOffset: state.position, buffer.readableBytesView)
                 } catch {
                     throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
                 }
-                state.position += Int64(buffer.readableBytes)
+                state.position += Int64(count)
                 state.answer?.written = state.position
-                if state.position > maximumBytes { throw MediaMuxError.tooLarge(url: url, limit: maximumBytes) }
-                return (state.position, total)
+                return (position: state.position, total: total)
             }
-        } catch {
-            return task.eventLoop.makeFailedFuture(error)
+            // Outside the lock: the caller's progress handler runs here.
+            meter.report(bytes: reached.position, total: reached.total)
         }
-        // Outside the lock: the caller's progress handler runs here, on the event loop.
-        meter.report(bytes: reached.position, total: reached.total)
-        return task.eventLoop.makeSucceededVoidFuture()
+        return unwritten > Self.writeAhead ? written : task.eventLoop.makeSucceededVoidFuture()
     }
 
     package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        closeFile()
+        _ = queue(on: task.eventLoop, always: true) { [self] in closeFile() }
     }
 
     package func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        closeFile()
+        _ = queue(on: task.eventLoop, always: true) { [self] in closeFile() }
     }
 
     private func closeFile() {

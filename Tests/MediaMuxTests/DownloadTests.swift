@@ -1092,7 +1092,7 @@ struct DownloadTests {
     /// Where the handler runs, as documented: on the NIO event loop that
     /// reads the body, and for the last report (the file complete) on the
     /// calling task.
-    @Test func progressRunsOnTheEventLoopThenOnTheTask() async throws {
+    @Test func progressRunsOffTheEventLoopsThenOnTheTask() async throws {
         try await Self.withServer { server, folder in
             server.serve("/song.m4a", body: Self.small)
             server.inject("/song.m4a", [.paced(bytes: 8192, seconds: 0.05)])
@@ -1103,8 +1103,9 @@ struct DownloadTests {
             }
             let all = calls.withLock { $0 }
             try #require(all.count >= 2, "\(all)")
-            #expect(all.dropLast().allSatisfy { $0.onEventLoop }, "\(all)")
-            #expect(all.last?.onEventLoop == false, "\(all)")
+            // On the pool thread that wrote the bytes: never an event loop,
+            // whose other connections a slow handler would hold up.
+            #expect(all.allSatisfy { !$0.onEventLoop }, "\(all)")
             #expect(all.last?.bytes == Int64(Self.small.count))
         }
     }
