@@ -511,7 +511,8 @@ struct DownloadTests {
 
     /// A certificate no trusted authority signed: one attempt, said in words.
     /// Then the same server with its authority trusted (through the caller's
-    /// own HTTPClient): the download succeeds over TLS.
+    /// own HTTPClient): the download succeeds over TLS, and warns of the
+    /// options that client overrides.
     @Test func untrustedCertificateSaysSo() async throws {
         try await Self.withServer(tls: (TestCertificates.loopback, TestCertificates.loopbackKey)) { server, folder in
             server.serve("/song.m4a", body: Self.small)
@@ -523,8 +524,14 @@ struct DownloadTests {
             try Self.expectNothingKept(folder)
 
             try await Self.withClient(trusting: TestCertificates.authority) { client in
-                let result = try await MuxEngine(httpClient: client).download(url, options: Self.options(folder))
+                let result = try await MuxEngine(httpClient: client).download(url, options: Self.options(folder, maximumRedirects: 2))
                 #expect(try Array(Data(contentsOf: URL(fileURLWithPath: result.path))) == Self.small)
+                // The tests' options set three settings the caller's client decides: each is named.
+                #expect(result.warnings == [
+                    "maximumRedirects (2) was not applied: the HTTPClient given decides redirects and timeouts",
+                    "connectTimeout (5.0 seconds) was not applied: the HTTPClient given decides redirects and timeouts",
+                    "idleTimeout (15.0 seconds) was not applied: the HTTPClient given decides redirects and timeouts",
+                ])
             }
         }
     }
