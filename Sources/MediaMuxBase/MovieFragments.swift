@@ -77,7 +77,7 @@ package struct MovieFragments: Equatable {
     ) throws -> Int64? {
         // One read takes the box header and, for most fragments, the whole moof.
         guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
-            throw BoxFailure.malformed("cannot read the box at \(offset)")
+            throw BoxFailure.io("cannot read the box at \(offset)")
         }
         var size = Int64(BoxBuffer.be32(head, 0))
         if size == 1 {
@@ -95,7 +95,7 @@ package struct MovieFragments: Equatable {
             }
             guard size <= Self.largestFragmentHeader else { throw BoxFailure.malformed("moof of \(size) bytes at \(offset)") }
             let bytes = size <= head.count ? Array(head.prefix(Int(size))) : readBytes(descriptor, count: Int(size), at: offset)
-            guard let bytes, bytes.count == Int(size) else { throw BoxFailure.malformed("short read of the moof at \(offset)") }
+            guard let bytes, bytes.count == Int(size) else { throw BoxFailure.io("short read of the moof at \(offset)") }
             // Counted whole or not at all: a damaged fragment adds none of its samples.
             var counted = self
             try counted.read(moof: bytes, at: offset, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode)

@@ -6,12 +6,17 @@ import Darwin
 
 /// What went wrong reading or patching QuickTime/MP4 boxes.
 package enum BoxFailure: Error, CustomStringConvertible {
+    /// The boxes do not parse.
     case malformed(String)
+    /// They parse, but not as the plan that wrote them says: a defect.
     case layoutMismatch(String)
+    /// The file could not be opened, read or written (the system's words).
+    case io(String)
     package var description: String {
         switch self {
         case .malformed(let detail): return "malformed movie header (\(detail))"
         case .layoutMismatch(let detail): return "unexpected movie header layout (\(detail))"
+        case .io(let detail): return detail
         }
     }
 }
@@ -52,7 +57,7 @@ package func readMovieBox(descriptor: Int32) throws -> MovieBox {
         if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
             guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
             guard let bytes = readBytes(descriptor, count: size, at: Int64(offset)), bytes.count == size else {
-                throw BoxFailure.malformed("short read of moov")
+                throw BoxFailure.io("short read of moov")
             }
             return MovieBox(offset: offset, headerSize: headerSize, bytes: bytes, roomAfter: roomAfter(descriptor, at: offset + size, fileSize: fileSize))
         }
@@ -117,7 +122,7 @@ package struct MovieHeaderFacts {
 
     package init(path: String) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot open") }
+        guard descriptor >= 0 else { throw BoxFailure.io("cannot open: \(systemErrorText())") }
         defer { close(descriptor) }
         let tree = try MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes)
         try self.init(tree: tree)

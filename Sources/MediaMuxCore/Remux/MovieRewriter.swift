@@ -48,7 +48,7 @@ struct MovieRewriter {
     @discardableResult
     func apply(_ rewrite: MovieRewrite, moveToFront: Bool = false) throws -> Bool {
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BoxFailure.malformed("cannot reopen: \(systemErrorText())") }
+        guard descriptor >= 0 else { throw BoxFailure.io("cannot reopen: \(systemErrorText())") }
         defer { close(descriptor) }
         let moov = try readMovieBox(descriptor: descriptor)
         var tree = try MovieTree(moovBytes: moov.bytes)
@@ -205,15 +205,15 @@ struct MovieRewriter {
             let count = end - start
             let got = buffer.withUnsafeMutableBytes { readFully(descriptor, into: $0.baseAddress!, count: count, at: Int64(start)) }
             guard got == count, buffer.withUnsafeBytes({ writeFully(descriptor, UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: Int64(start + shift)) }) else {
-                throw BoxFailure.malformed("moving the media data failed: \(systemErrorText())")
+                throw BoxFailure.io("moving the media data failed: \(systemErrorText())")
             }
             end = start
         }
         guard writeFully(descriptor, bytes, at: Int64(insertAt)) else {
-            throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
+            throw BoxFailure.io("short write of moov: \(systemErrorText())")
         }
         guard ftruncate(descriptor, off_t(moov.offset + shift)) == 0 else {
-            throw BoxFailure.malformed("cannot shorten the file: \(systemErrorText())")
+            throw BoxFailure.io("cannot shorten the file: \(systemErrorText())")
         }
     }
 
@@ -257,7 +257,7 @@ struct MovieRewriter {
         let old = moov.bytes.count
         func put(_ data: [UInt8], at offset: Int) throws {
             guard writeFully(descriptor, data, at: Int64(offset)) else {
-                throw BoxFailure.malformed("short write of moov: \(systemErrorText())")
+                throw BoxFailure.io("short write of moov: \(systemErrorText())")
             }
         }
         switch moov.roomAfter {
@@ -267,7 +267,7 @@ struct MovieRewriter {
         case .endOfFile:
             try put(bytes, at: moov.offset)
             if bytes.count < old, ftruncate(descriptor, off_t(moov.offset + bytes.count)) != 0 {
-                throw BoxFailure.malformed("cannot shorten the file: \(systemErrorText())")
+                throw BoxFailure.io("cannot shorten the file: \(systemErrorText())")
             }
             return false
         case .freeBox(let free) where bytes.count == old + free || bytes.count + 8 <= old + free:
@@ -279,7 +279,7 @@ struct MovieRewriter {
         default:
             // No room: the old moov becomes free space and the new one goes last.
             var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw BoxFailure.malformed("cannot read the file size: \(systemErrorText())") }
+            guard fstat(descriptor, &info) == 0 else { throw BoxFailure.io("cannot read the file size: \(systemErrorText())") }
             try put(bytes, at: Int(info.st_size))
             try put(Array("free".utf8), at: moov.offset + 4)
             return true

@@ -311,8 +311,13 @@ final class Remuxer {
             if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
                 warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
             }
+        } catch BoxFailure.io(let reason) {
+            throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(reason))")
         } catch {
-            throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(error))")
+            // FFmpeg's muxer wrote the header just before, as the plan said: one that
+            // does not parse, or not as planned, is MediaMux's defect, not the output's.
+            throw MediaMuxError.unexpected(
+                path: plan.outputPath, detail: "internal error: the movie header FFmpeg wrote could not be rewritten (\(error)); please report it")
         }
     }
 
