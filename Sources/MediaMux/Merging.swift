@@ -8,11 +8,6 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A merge's report, with how its audio was downloaded when it came from a
 /// URL. It reads as the `MergeReport` it holds: `report.duration`,
@@ -157,7 +152,7 @@ extension MuxEngine {
         var audioPath = audio
         var fetched: DownloadResult?
         var scratch: String?
-        defer { if let scratch { unlink(scratch) } }
+        defer { if let scratch { removeFile(scratch) } }
         if DownloadEngine.looksLikeURL(audio) {
             // An ftp:// or file:// audio is a URL MediaMux cannot fetch, not a missing file.
             try DownloadEngine.checkURL(audio)

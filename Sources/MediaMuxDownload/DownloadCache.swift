@@ -5,11 +5,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What the cache keeps about one downloaded URL, beside its bytes.
 package struct CacheRecord: Codable, Equatable {
@@ -83,20 +78,20 @@ package struct DownloadCache {
     }
 
     package func discardPartial(_ key: String) {
-        unlink(partialPath(key))
-        unlink(partialValidatorsPath(key))
+        removeFile(partialPath(key))
+        removeFile(partialValidatorsPath(key))
     }
 
     /// Moves the finished partial file into place and records it.
     package func commit(_ key: String, record: CacheRecord) throws {
-        if let old: CacheRecord = readJSONFile(recordPath(key)), old.file != record.file { unlink(path(old.file)) }
-        guard rename(partialPath(key), path(record.file)) == 0 else {
+        if let old: CacheRecord = readJSONFile(recordPath(key)), old.file != record.file { removeFile(path(old.file)) }
+        guard renameFile(partialPath(key), to: path(record.file)) else {
             throw MediaMuxError.cache(path: path(record.file), reason: systemErrorText())
         }
         var stored = record
         stored.modifiedAt = modificationTime(path(record.file))
         try writeJSONFile(stored, to: recordPath(key))
-        unlink(partialValidatorsPath(key))
+        removeFile(partialValidatorsPath(key))
     }
 
     package func touch(_ key: String, record: CacheRecord) {
@@ -137,32 +132,25 @@ package struct DownloadCache {
         let keys = Set(names.filter { $0.hasSuffix(".lock") }.map { String($0.prefix(32)) })
         for key in keys {
             guard let lock = tryLock(key) else { continue }
-            for name in names where name.hasPrefix(key) && !name.hasSuffix(".lock") && unlink(path(name)) == 0 { removed += 1 }
+            for name in names where name.hasPrefix(key) && !name.hasSuffix(".lock") && removeFile(path(name)) { removed += 1 }
             releaseLock(lock)
         }
         return removed
     }
 
     package func remove(_ key: String, record: CacheRecord) {
-        unlink(recordPath(key))
-        unlink(path(record.file))
+        removeFile(recordPath(key))
+        removeFile(path(record.file))
         discardPartial(key)
     }
 
     /// The key's lock if it is free now, else nil.
     private func tryLock(_ key: String) -> Int32? {
-        let descriptor = open(path(key + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            return nil
-        }
-        return descriptor
+        tryLockFile(path(key + ".lock"))
     }
 
     private func releaseLock(_ descriptor: Int32) {
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
+        unlockFile(descriptor)
     }
 
     /// Holds the key's lock (an exclusive flock, shared with other processes) while `body` runs.
@@ -171,59 +159,11 @@ package struct DownloadCache {
     }
 }
 
-/// Holds an exclusive flock on `lockPath` (made if missing) while `body`
-/// runs, waiting in 50 ms steps for other tasks and processes. With
-/// `removingAfter`, the holder removes the file when done; a waiter that then
-/// holds the lock of a removed file notices (the name no longer leads to it)
-/// and locks the new one, so two holders never overlap.
-package func withFileLock<T>(
-    _ lockPath: String, removingAfter: Bool, failure: (String) -> MediaMuxError, _ body: () async throws -> T
-) async throws -> T {
-    while true {
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failure(systemErrorText()) }
-        var locked = false
-        defer {
-            if locked { flock(descriptor, LOCK_UN) }
-            close(descriptor)
-        }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure(systemErrorText()) }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        locked = true
-        var held = stat()
-        var named = stat()
-        guard fstat(descriptor, &held) == 0, stat(lockPath, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev else {
-            continue
-        }
-        defer { if removingAfter { unlink(lockPath) } }
-        return try await body()
-    }
-}
-
-/// A file's modification time in nanoseconds, or nil if it cannot be read.
-package func modificationTime(_ path: String) -> Int64? {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return nil }
-    #if os(Linux)
-    return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-    #else
-    return Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
-    #endif
-}
-
-package func secondsSince1970() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec)
-}
-
 private func makeFolders(_ path: String) throws(MediaMuxError) {
     var built = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         built += "/" + part
-        if mkdir(built, 0o755) != 0 && errno != EEXIST {
+        if !makeFolder(built) {
             throw MediaMuxError.cache(path: path, reason: systemErrorText())
         }
     }
@@ -237,18 +177,18 @@ package func readJSONFile<T: Decodable>(_ path: String) -> T? {
 /// Writes beside the target and renames, so a reader never sees half a record.
 package func writeJSONFile<T: Encodable>(_ value: T, to path: String) throws {
     let data = try JSONEncoder().encode(value)
-    let temporary = path + ".tmp\(getpid())"
+    let temporary = path + ".tmp\(processID)"
     do {
         let file = try FileDescriptor.open(
             FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .createdFile)
         try file.closeAfter { _ = try file.writeAll(toAbsoluteOffset: 0, data) }
     } catch {
-        unlink(temporary)
+        removeFile(temporary)
         throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
     }
-    guard rename(temporary, path) == 0 else {
+    guard renameFile(temporary, to: path) else {
         let reason = systemErrorText()
-        unlink(temporary)
+        removeFile(temporary)
         throw MediaMuxError.cache(path: path, reason: reason)
     }
 }

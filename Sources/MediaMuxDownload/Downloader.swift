@@ -1,11 +1,6 @@
 import MediaMuxBase
 import AsyncHTTPClient
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One download: the order of steps (lock, revalidate or transfer, verify,
 /// commit). Each step's rules live in TransferPolicy and DownloadCache.
@@ -84,14 +79,14 @@ package struct Downloader {
                 outcome = try await transfer.run(known: known, revalidating: nil) { try writeJSONFile($0, to: validatorsPath) }
             } catch {
                 if !options.keepsPartialForResume || TransferPolicy.spoilsPartial(error) {
-                    unlink(partial)
-                    unlink(validatorsPath)
+                    removeFile(partial)
+                    removeFile(validatorsPath)
                 }
                 throw error
             }
-            let sha256 = try await verify(partial, outcome: outcome, discard: { unlink(partial); unlink(validatorsPath) })
+            let sha256 = try await verify(partial, outcome: outcome, discard: { removeFile(partial); removeFile(validatorsPath) })
             _ = try TemporaryOutput(finalPath: destination, existing: partial).commit(overwrite: overwrite)
-            unlink(validatorsPath)
+            removeFile(validatorsPath)
             return DownloadResult(
                 path: destination, url: url, finalURL: outcome.finalURL, bytes: outcome.bytes, contentType: outcome.validators.contentType,
                 source: .network, resumedFrom: outcome.resumedFrom, attempts: outcome.attempts, sha256: sha256,
@@ -182,7 +177,7 @@ package struct Downloader {
 package func shareFile(_ source: String, to destination: String, overwrite: Bool) throws {
     let temporary = TemporaryOutput(finalPath: destination)
     defer { temporary.discard() }
-    if link(source, temporary.path) == 0 {
+    if linkFile(source, to: temporary.path) {
         _ = try temporary.commit(overwrite: overwrite)
         return
     }
@@ -204,35 +199,3 @@ package func shareFile(_ source: String, to destination: String, overwrite: Bool
     _ = try temporary.commit(overwrite: overwrite)
 }
 
-/// Copies a whole file between two descriptors. On Linux a reflink shares
-/// the blocks where the file system can (btrfs, xfs), else the kernel copies
-/// without a trip through user space (sendfile); elsewhere, through a buffer.
-private func copyContents(from input: FileDescriptor, to output: FileDescriptor) throws {
-    #if os(Linux)
-    // FICLONE from linux/fs.h: _IOW(0x94, 9, int).
-    let fileCloneRequest: UInt = 0x4004_9409
-    if ioctl(output.rawValue, fileCloneRequest, input.rawValue) == 0 { return }
-    while true {
-        let copied = sendfile(output.rawValue, input.rawValue, nil, 1 << 30)
-        if copied == 0 { return }
-        if copied < 0 && errno != EINTR { throw Errno(rawValue: errno) }
-    }
-    #else
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var offset: Int64 = 0
-    while true {
-        let got = try buffer.withUnsafeMutableBytes { try input.readAll(fromAbsoluteOffset: offset, into: $0) }
-        if got == 0 { return }
-        try output.writeAll(toAbsoluteOffset: offset, buffer[..<got])
-        offset += Int64(got)
-    }
-    #endif
-}
-
-package func formatDate(_ seconds: Int64) -> String {
-    var time = time_t(seconds)
-    var parts = tm()
-    gmtime_r(&time, &parts)
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
-}

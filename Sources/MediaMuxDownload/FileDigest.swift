@@ -1,11 +1,6 @@
 import MediaMuxBase
 import Crypto
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// SHA-256 (swift-crypto's) of bytes and of files, as lowercase hex.
 package enum FileDigest {
@@ -22,9 +17,7 @@ package enum FileDigest {
         do {
             let file = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
             return try file.closeAfter {
-                #if os(Linux)
-                _ = posix_fadvise(file.rawValue, 0, 0, POSIX_FADV_SEQUENTIAL)
-                #endif
+                adviseSequentialReading(file)
                 let chunk = 1 << 20
                 let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
                 defer { storage.deallocate() }

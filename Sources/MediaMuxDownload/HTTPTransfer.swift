@@ -5,11 +5,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What is known of the resource a partial file holds, so a later attempt
 /// can ask for the rest with a Range request validated by If-Range.
@@ -425,7 +420,7 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     /// new file: truncating one to zero makes ext4 write all of it back on
     /// close (its protection for replace-by-truncate).
     private func openPartial(from start: Int64) throws -> SystemPackage.FileDescriptor {
-        if start == 0 { unlink(path) }
+        if start == 0 { removeFile(path) }
         do {
             let file = try SystemPackage.FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .closeOnExec], permissions: .createdFile)
             guard fileSize(path) != start else { return file }
@@ -609,11 +604,6 @@ package final class ProgressMeter: Sendable {
         }
         return DownloadProgress(bytesReceived: bytes, totalBytes: total, bytesPerSecond: rate, remaining: remaining)
     }
-}
-
-package func fileSize(_ path: String) -> Int64 {
-    var info = stat()
-    return stat(path, &info) == 0 ? Int64(info.st_size) : 0
 }
 
 package func truncate(_ path: String, to length: Int64) throws {

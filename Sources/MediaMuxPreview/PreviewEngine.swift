@@ -1,10 +1,5 @@
 import MediaMuxBase
 import MediaMuxCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Pictures of a video: frames decoded, scaled and turned upright as the
 /// file is shown; images, contact sheets and short preview clips.
@@ -100,8 +95,8 @@ public struct PreviewEngine: Sendable {
                         fraction: plan.fraction(done: written.count, lastShownAt: frame.time))
                 }
             } catch {
-                for image in written { unlink(image.path) }
-                if madeFolder { rmdir(folder) }
+                for image in written { removeFile(image.path) }
+                if madeFolder { removeFolder(folder) }
                 throw error
             }
             reporter.finish(done: written.count)
@@ -214,23 +209,6 @@ private func store(_ frame: PreviewFrame, encoder: ImageEncoder, to target: Stri
     return WrittenImage(path: target, time: frame.time, width: frame.width, height: frame.height, bytes: size)
 }
 
-/// A folder for images: made when missing (its parent must exist). True
-/// when this call made it.
-@discardableResult
-package func prepareFolder(_ folder: String) throws -> Bool {
-    var info = stat()
-    if stat(folder, &info) == 0 {
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw MediaMuxError.outputNotWritable(path: folder, reason: "not a folder")
-        }
-        return false
-    }
-    if mkdir(folder, 0o755) == 0 { return true }
-    if errno == EEXIST { return false }
-    if errno == ENOENT { throw MediaMuxError.outputDirectoryMissing(path: folder) }
-    throw MediaMuxError.outputNotWritable(path: folder, reason: systemErrorText())
-}
-
 /// Checks an output file's name and place before any work starts.
 func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) throws {
     let name = namePart(of: output)
@@ -239,14 +217,11 @@ func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) t
     guard extensions.contains(ext) else {
         throw MediaMuxError.invalidOption("\(output): the file name must end in ." + extensions.joined(separator: " or ."))
     }
-    var info = stat()
-    var folderInfo = stat()
-    let folder = folderPart(of: output)
-    guard stat(folder, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
+    guard fileStatus(folderPart(of: output))?.isFolder == true else {
         throw MediaMuxError.outputDirectoryMissing(path: output)
     }
-    if stat(output, &info) == 0 {
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder") }
+    if let status = fileStatus(output) {
+        if status.isFolder { throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder") }
         if !overwrite { throw MediaMuxError.outputExists(path: output) }
     }
 }

@@ -330,7 +330,7 @@ final class ThumbnailWriter: Sendable {
     /// Removes what was written (and the folder, if this made it).
     func discard() {
         let (written, madeFolder) = state.withLock { ($0.written, $0.madeFolder) }
-        for image in written { _ = unlinkFile(image.path) }
-        if madeFolder { _ = removeEmptyFolder(folder) }
+        for image in written { removeFile(image.path) }
+        if madeFolder { removeFolder(folder) }
     }
 }

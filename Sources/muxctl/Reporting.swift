@@ -1,11 +1,7 @@
 import ArgumentParser
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import MediaMux
+import MediaMuxBase
 import Synchronization
 
 /// Exit statuses: 1 for a problem with the inputs, 2 for one with the output
@@ -31,10 +27,9 @@ func runReportingErrors<T: Sendable>(_ body: @escaping @Sendable () async throws
     // Signals are caught before the work starts, so that none can kill the
     // process while a temporary output exists.
     let pending = PendingCancellation()
-    // Past a file-size limit (`ulimit -f`) a write then fails with EFBIG,
-    // reported as a full disk is, instead of SIGXFSZ killing the process
-    // with its temporary file in place.
-    signal(SIGXFSZ, SIG_IGN)
+    // Past a file-size limit a write fails, reported as a full disk is,
+    // instead of SIGXFSZ killing the process with its temporary file in place.
+    ignoreFileSizeLimitSignal()
     let watcher = SignalWatcher { pending.cancel() }
     defer { watcher.stop() }
     let task = Task { try await body() }
@@ -84,8 +79,8 @@ final class SignalWatcher {
     private let sources: [DispatchSourceSignal]
 
     init(onSignal: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
+        sources = stopSignals.map { number in
+            ignoreSignal(number)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 SignalWatcher.lastSignal.store(number, ordering: .relaxed)
@@ -115,7 +110,7 @@ final class ProgressBar: Sendable {
     private let lastDrawn = Locked(-1)
 
     static func forStandardError(enabled: Bool) -> ProgressBar? {
-        enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
+        enabled && standardErrorIsTerminal ? ProgressBar() : nil
     }
 
     /// Redraws when the percentage changes, or always with `force` (when the detail says more).
@@ -135,19 +130,10 @@ final class ProgressBar: Sendable {
     func clear() { Self.clearLine() }
 
     static func clearLine() {
-        if isatty(STDERR_FILENO) == 1 { writeToStandardError("\r\u{1B}[K") }
+        if standardErrorIsTerminal { writeToStandardError("\r\u{1B}[K") }
     }
 }
 
-/// Unbuffered, straight to file descriptor 2: progress and errors must show at once.
-func writeToStandardError(_ text: String) {
-    var text = text
-    text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
-}
-
-func unlinkFile(_ path: String) -> Bool { unlink(path) == 0 }
-
-func removeEmptyFolder(_ path: String) -> Bool { rmdir(path) == 0 }
 
 
 /// The names in a folder (hidden ones included), sorted; empty when unreadable.

@@ -4,11 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What a file was when a step read or wrote it: its size and modification
 /// time, or for a downloaded URL the SHA-256 of its body. A file that still
@@ -24,14 +19,8 @@ struct FileStamp: Codable, Equatable, Sendable {
 
     /// The file as it is now; nil when it is not a readable regular file.
     static func of(_ path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
-        return FileStamp(name: path, bytes: Int64(info.st_size), modified: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+        guard let status = fileStatus(path), status.isRegularFile else { return nil }
+        return FileStamp(name: path, bytes: status.size, modified: status.modified)
     }
 }
 
@@ -82,7 +71,7 @@ struct BatchRecord: Codable, Equatable, Sendable {
         let path = Self.path(for: job)
         if steps.isEmpty {
             // Nothing is complete: no record at all.
-            unlink(path)
+            removeFile(path)
             return
         }
         let encoder = JSONEncoder()

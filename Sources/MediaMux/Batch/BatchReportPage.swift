@@ -1,11 +1,6 @@
 import MediaMuxBase
 import MediaMuxDownload
 import MediaMuxPreview
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The page a batch leaves for people to look at: `index.html` in a folder
 /// of its own, with every job's contact sheet and preview clip (with its

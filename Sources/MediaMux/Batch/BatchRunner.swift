@@ -2,11 +2,6 @@ import MediaMuxBase
 import MediaMuxCore
 import MediaMuxDownload
 import MediaMuxPreview
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How a batch runs.
 public struct BatchOptions: Sendable, Equatable {
@@ -32,7 +27,7 @@ public struct BatchOptions: Sendable, Equatable {
     }
 
     /// This machine's processors online.
-    public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    public static var cores: Int { processorCount }
 }
 
 extension MuxEngine {
@@ -314,7 +309,7 @@ private final class SharedDownloads: Sendable {
 
     func removeScratch() {
         cancelAll()
-        for path in started.withLock({ $0.scratch }) { unlink(path) }
+        for path in started.withLock({ $0.scratch }) { removeFile(path) }
     }
 }
 

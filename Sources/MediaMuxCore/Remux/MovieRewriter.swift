@@ -1,9 +1,4 @@
 import MediaMuxBase
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The edit list and durations one output track must end up with, in the
 /// movie timescale (durations) and the track's media timescale (media time).
@@ -47,17 +42,16 @@ struct MovieRewriter {
     /// was at the front.
     @discardableResult
     func apply(_ rewrite: MovieRewrite, moveToFront: Bool = false) throws -> Bool {
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BoxFailure.io("cannot reopen: \(systemErrorText())") }
-        defer { close(descriptor) }
-        let moov = try readMovieBox(descriptor: descriptor)
-        var tree = try MovieTree(moovBytes: moov.bytes)
-        try Self.apply(rewrite, to: &tree)
-        if moveToFront, moov.roomAfter == .endOfFile {
-            try Self.moveToFront(tree, from: moov, descriptor: descriptor)
-            return false
+        try withFileForUpdating(path) { descriptor in
+            let moov = try readMovieBox(descriptor: descriptor)
+            var tree = try MovieTree(moovBytes: moov.bytes)
+            try Self.apply(rewrite, to: &tree)
+            if moveToFront, moov.roomAfter == .endOfFile {
+                try Self.moveToFront(tree, from: moov, descriptor: descriptor)
+                return false
+            }
+            return try write(tree.bytes, replacing: moov, descriptor: descriptor)
         }
-        return try write(tree.bytes, replacing: moov, descriptor: descriptor)
     }
 
     static func apply(_ rewrite: MovieRewrite, to tree: inout MovieTree) throws {
@@ -212,7 +206,7 @@ struct MovieRewriter {
         guard writeFully(descriptor, bytes, at: Int64(insertAt)) else {
             throw BoxFailure.io("short write of moov: \(systemErrorText())")
         }
-        guard ftruncate(descriptor, off_t(moov.offset + shift)) == 0 else {
+        guard truncateFile(descriptor, to: Int64(moov.offset + shift)) else {
             throw BoxFailure.io("cannot shorten the file: \(systemErrorText())")
         }
     }
@@ -266,7 +260,7 @@ struct MovieRewriter {
             return false
         case .endOfFile:
             try put(bytes, at: moov.offset)
-            if bytes.count < old, ftruncate(descriptor, off_t(moov.offset + bytes.count)) != 0 {
+            if bytes.count < old, !truncateFile(descriptor, to: Int64(moov.offset + bytes.count)) {
                 throw BoxFailure.io("cannot shorten the file: \(systemErrorText())")
             }
             return false
@@ -278,9 +272,9 @@ struct MovieRewriter {
             return false
         default:
             // No room: the old moov becomes free space and the new one goes last.
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw BoxFailure.io("cannot read the file size: \(systemErrorText())") }
-            try put(bytes, at: Int(info.st_size))
+            let size = fileLength(descriptor)
+            guard size > 0 else { throw BoxFailure.io("cannot read the file size: \(systemErrorText())") }
+            try put(bytes, at: Int(size))
             try put(Array("free".utf8), at: moov.offset + 4)
             return true
         }

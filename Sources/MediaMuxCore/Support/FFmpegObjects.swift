@@ -1,10 +1,5 @@
 import MediaMuxBase
 package import CFFmpeg
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One demuxer: owns the AVFormatContext from a successful open until deinit.
 /// Not Sendable on purpose: it is used by one thread at a time.
@@ -139,10 +134,7 @@ package final class DemuxerHandle {
     /// function, which costs more memory than the rest of opening an MP4.
     /// Anything else is probed by FFmpeg within the whitelist.
     private static func recognizedFormat(_ path: String) -> UnsafePointer<AVInputFormat>? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard let head = readBytes(descriptor, count: 12, at: 0), head.count == 12 else { return nil }
+        guard let head = withFileForReading(path, { readBytes($0, count: 12, at: 0) }) ?? nil, head.count == 12 else { return nil }
         let boxType = String(decoding: head[4..<8], as: UTF8.self)
         if MovieTree.leadingBoxTypes.contains(boxType) {
             return av_find_input_format("mov")
@@ -157,10 +149,7 @@ package final class DemuxerHandle {
     /// of a file FFmpeg's probe did not take for either, and it does not
     /// start with AMR's magic (an AMR file stays AMR).
     private static func audioFramesAfterJunk(_ path: String) -> AudioFrameSync? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard let head = readBytes(descriptor, count: (1 << 20) + 64 * 1024, at: 0) else { return nil }
+        guard let head = withFileForReading(path, { readBytes($0, count: (1 << 20) + 64 * 1024, at: 0) }) ?? nil else { return nil }
         if head.starts(with: Array("#!AMR".utf8)) { return nil }
         guard let found = AudioFrameSync.find(in: head), found.offset < 1 << 20 else { return nil }
         return found.kind
@@ -185,10 +174,7 @@ package final class DemuxerHandle {
     /// format off the whitelist: its description and name ("M3U8 playlist
     /// (hls)"). Only probes run, over bytes read here: no demuxer opens.
     private static func refusedFormat(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard var head = readBytes(descriptor, count: 4096, at: 0), !head.isEmpty else { return nil }
+        guard var head = withFileForReading(path, { readBytes($0, count: 4096, at: 0) }) ?? nil, !head.isEmpty else { return nil }
         let size = Int32(head.count)
         // The probes may read up to AVPROBE_PADDING_SIZE bytes past the end.
         head += [UInt8](repeating: 0, count: Int(AVPROBE_PADDING_SIZE))
