@@ -230,7 +230,7 @@ extension MuxCtl {
             let images = thumbnails?.written ?? []
             if common.json {
                 var summary = MergeSummary(report.merge)
-                summary.warnings = warnings
+                summary.facts.warnings = warnings
                 summary.audioDownload = report.audioDownload
                 summary.preview = thumbnails.map { _ in PreviewSummary(images: images, kind: "thumbnails") }
                 printJSON(summary)

@@ -43,7 +43,7 @@ struct BatchRecord: Codable, Equatable, Sendable {
     struct Step: Codable, Equatable, Sendable {
         var key: StepKey
         var output: FileStamp
-        var merge: BatchMergeFacts?
+        var merge: MergeFacts?
         var image: BatchImageFacts?
         var clip: BatchClipFacts?
     }

@@ -86,7 +86,7 @@ public struct BatchJobReport: Sendable, Equatable {
     /// Each of its steps, in order.
     public var steps: [StepOutcome]
     /// The merge's facts, when it was done now or before.
-    public var merge: BatchMergeFacts?
+    public var merge: MergeFacts?
     /// The contact sheet's facts, when it was drawn now or before.
     public var sheet: BatchImageFacts?
     /// The preview clip's facts, when it was made now or before.
@@ -102,58 +102,12 @@ public struct BatchJobReport: Sendable, Equatable {
     public var index: Int { job.index }
 }
 
-/// A merge's outcome as a batch keeps it: what a report page or a summary
-/// shows, recorded so that a skipped job still shows it.
-public struct BatchMergeFacts: Sendable, Equatable, Codable {
-    /// One track of the output.
-    public struct Track: Sendable, Equatable, Codable {
-        /// FFmpeg's codec name ("h264", "aac").
-        public var codec: String
-        /// How long it plays.
-        public var seconds: Double
-        /// "copied", or what transcoding did ("flac -> aac 192 kb/s (MP4 cannot carry FLAC)").
-        public var how: String
-    }
-    /// The merged file.
-    public var output: String
-    /// How long it plays.
-    public var seconds: Double
-    /// Its size.
-    public var bytes: Int
-    /// The video, copied or re-framed.
-    public var video: Track
-    /// The soundtrack.
-    public var audio: Track
-    /// The video's own audio, when it was kept as a second track.
-    public var originalAudio: Track?
-    /// Clockwise degrees written.
-    public var rotation: Int
-    /// Why they were chosen ("already landscape as displayed").
-    public var rotationReason: String
-    /// What decided the end ("video ends first").
-    public var end: String
-    /// What went wrong without failing the merge.
-    public var warnings: [String]
-
-    /// The facts of `report`.
-    ///
-    /// - Parameter report: The merge's report.
-    public init(_ report: MergeReport) {
-        func track(_ track: MergeReport.Track) -> Track {
-            Track(
-                codec: track.codec, seconds: track.duration.seconds,
-                how: track.encoding.map { "transcoded: " + $0.summary } ?? track.reframing.map { "re-framed: " + $0.summary } ?? "copied")
+extension MergeFacts {
+    /// The facts of a batch job's merge, worded for a manifest's fields.
+    init(batch report: MergeReport) {
+        self.init(report) { rotation in
+            rotation.reason + (rotation.reframedBy.map { "; orientation \($0.rawValue) re-frames it (encodes)" } ?? "")
         }
-        output = report.output
-        seconds = report.duration.seconds
-        bytes = report.fileBytes
-        video = track(report.video)
-        audio = track(report.audio)
-        originalAudio = report.originalAudio.map(track)
-        rotation = report.rotation.degrees
-        rotationReason = report.rotation.reason + (report.rotation.reframedBy.map { "; orientation \($0.rawValue) re-frames it (encodes)" } ?? "")
-        end = report.endReason.rawValue
-        warnings = report.warnings
     }
 }
 

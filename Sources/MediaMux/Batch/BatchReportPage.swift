@@ -125,11 +125,11 @@ public enum BatchReportPage {
             rows.append(("input", input))
         }
         if let merge = job.merge {
-            rows.append(("duration", "\(fixedPoint(merge.seconds, decimals: 3)) s (\(merge.end))"))
-            rows.append(("video track", "\(merge.video.codec), \(fixedPoint(merge.video.seconds, decimals: 3)) s, \(merge.video.how)"))
-            rows.append(("audio track", "\(merge.audio.codec), \(fixedPoint(merge.audio.seconds, decimals: 3)) s, \(merge.audio.how)"))
+            rows.append(("duration", "\(fixedPoint(merge.duration, decimals: 3)) s (\(merge.trim))"))
+            rows.append(("video track", "\(merge.video.codec), \(fixedPoint(merge.video.duration, decimals: 3)) s, \(merge.video.how)"))
+            rows.append(("audio track", "\(merge.audio.codec), \(fixedPoint(merge.audio.duration, decimals: 3)) s, \(merge.audio.how)"))
             if let original = merge.originalAudio {
-                rows.append(("original audio", "\(original.codec), \(fixedPoint(original.seconds, decimals: 3)) s, \(original.how)"))
+                rows.append(("original audio", "\(original.codec), \(fixedPoint(original.duration, decimals: 3)) s, \(original.how)"))
             }
             rows.append(("orientation", "rotation \(merge.rotation)° (\(merge.rotationReason))"))
         }

@@ -121,7 +121,7 @@ extension MuxEngine {
                 case .run(let reason):
                     options.overwrite = true
                     let merged = try await merging.merge(video: video, audio: audioPath, output: output, options: options)
-                    let facts = BatchMergeFacts(merged)
+                    let facts = MergeFacts(batch: merged)
                     report.merge = facts
                     try steps.made(.merge, key: key, output: output, in: &record) { $0.merge = facts }
                     report.steps.append(.init(step: .merge, outcome: .done, reason: reason))
