@@ -8,13 +8,13 @@ import Synchronization
 /// or options, 130/143 when interrupted by SIGINT/SIGTERM.
 enum ExitStatus {
     static func code(for error: MediaMuxError) -> Int32 {
-        switch error {
-        case .outputExists, .outputDirectoryMissing, .outputNotWritable, .unsupportedOutputExtension,
-             .codecNotSupportedInContainer, .invalidOption:
+        // By the error's kind alone, as Errors.md tells programs to choose.
+        switch error.kind {
+        case .output, .option:
             return 2
         case .cancelled:
             return SignalWatcher.received.map { 128 + $0 } ?? 130
-        default:
+        case .input, .network, .ffmpeg, .unexpected:
             return 1
         }
     }

@@ -239,9 +239,10 @@ struct DownloadCommandTests {
         #expect(setup.scratch.outputFolder.isEmpty, "\(setup.scratch.outputFolder)")
     }
 
-    @Test func unsupportedURLExitsOne() async throws {
+    /// An option error (`kind` .option), as every other: status 2.
+    @Test func unsupportedURLExitsTwo() async throws {
         let result = try await MuxCtl.run(["download", "ftp://127.0.0.1/song.m4a"])
-        #expect(result.exited && result.status == 1, "\(result)")
+        #expect(result.exited && result.status == 2, "\(result)")
         #expect(result.firstErrorLine.hasPrefix("error: ftp://127.0.0.1/song.m4a: only http and https"), "\(result)")
     }
 

@@ -79,12 +79,12 @@ struct MergeErrorTests {
                  message: "no such file"),
             Case(label: "file: URL as VIDEO", video: "file:TestMedia/h264_bframes_aac.mp4", blame: .video, status: 1,
                  message: "no such file"),
-            Case(label: "--video-stream 5", extra: ["--video-stream", "5"], blame: .video, status: 1,
+            Case(label: "--video-stream 5", extra: ["--video-stream", "5"], blame: .video, status: 2,
                  message: "there is no video stream 5"),
-            Case(label: "--audio-stream 5", extra: ["--audio-stream", "5"], blame: .audio, status: 1,
+            Case(label: "--audio-stream 5", extra: ["--audio-stream", "5"], blame: .audio, status: 2,
                  message: "there is no audio stream 5"),
             Case(label: "--audio-stream 1 on a one-audio file", audio: "TestMedia/aac_7s.m4a",
-                 extra: ["--audio-stream", "1"], blame: .audio, status: 1, message: "there is no audio stream 1"),
+                 extra: ["--audio-stream", "1"], blame: .audio, status: 2, message: "there is no audio stream 1"),
         ]
         return cases
     }()
