@@ -89,28 +89,46 @@ struct MovieRewriter {
     // MARK: Timing
 
     private static func patchTiming(_ trak: inout BoxNode, timing: TrackTiming) throws {
-        guard trak.first("edts/elst") != nil else { throw BoxFailure.layoutMismatch("a track has no edit list") }
         try trak.modify("tkhd") { try writeDuration(&$0, v0Offset: 20, v1Offset: 28, value: timing.end) }
-        try trak.modify("edts/elst") { try patchEditList(&$0, timing: timing) }
+        let elst = try editList(timing)
+        if trak.first("edts/elst") != nil {
+            trak.modify("edts/elst") { $0 = elst }
+        } else {
+            // FFmpeg's muxer leaves the edit list out where it sees none needed.
+            var children = trak.children ?? []
+            children.insert(BoxNode(type: "edts", head: [], children: [elst]), at: children.firstIndex { $0.type == "mdia" } ?? children.endIndex)
+            trak.children = children
+        }
     }
 
-    private static func patchEditList(_ elst: inout BoxNode, timing: TrackTiming) throws {
-        let version = try elst.uint8(at: 0)
-        let count = Int(try elst.uint32(at: 4))
-        let entrySize = version == 1 ? 20 : 12
-        // FFmpeg writes an empty edit when it sees a positive start; it rounds
-        // that start its own way, so a one-tick start may get one or not.
-        var entry = 8
-        switch count {
-        case 2:
-            try writeEdit(&elst, at: entry, version: version, duration: timing.delay, mediaTime: -1)
-            entry += entrySize
-        case 1 where timing.delay == 0:
-            break
-        default:
-            throw BoxFailure.layoutMismatch("\(count) edits for a track that starts at \(timing.delay)")
+    /// The track's edit list as the plan has it, whatever FFmpeg's muxer
+    /// wrote (it rounds a start its own way, and decides from the packets
+    /// whether one is needed): an empty edit for a late start, then the
+    /// media from `mediaTime` to the end; version 1 only where a value
+    /// needs 64 bits.
+    static func editList(_ timing: TrackTiming) throws -> BoxNode {
+        let presented = timing.end - timing.delay
+        guard timing.delay >= 0, presented >= 0 else {
+            throw BoxFailure.layoutMismatch("a track planned from \(timing.delay) to \(timing.end)")
         }
-        try writeEdit(&elst, at: entry, version: version, duration: timing.end - timing.delay, mediaTime: timing.mediaTime)
+        var edits: [(duration: Int64, mediaTime: Int64)] = timing.delay > 0 ? [(duration: timing.delay, mediaTime: Int64(-1))] : []
+        edits.append((presented, timing.mediaTime))
+        let wide = edits.contains { UInt32(exactly: $0.duration) == nil || Int32(exactly: $0.mediaTime) == nil }
+        var head: [UInt8] = [wide ? 1 : 0, 0, 0, 0, 0, 0, 0, 0]
+        BoxBuffer.put32(UInt32(edits.count), into: &head, at: 4)
+        for edit in edits {
+            let at = head.count
+            head += [UInt8](repeating: 0, count: wide ? 20 : 12)
+            if wide {
+                BoxBuffer.put64(UInt64(edit.duration), into: &head, at: at)
+                BoxBuffer.put64(UInt64(bitPattern: edit.mediaTime), into: &head, at: at + 8)
+            } else {
+                BoxBuffer.put32(UInt32(edit.duration), into: &head, at: at)
+                BoxBuffer.put32(UInt32(bitPattern: Int32(edit.mediaTime)), into: &head, at: at + 4)
+            }
+            head[at + (wide ? 16 : 8) + 1] = 1  // media rate 1.0 (16.16)
+        }
+        return BoxNode(type: "elst", head: head)
     }
 
     /// Writes a duration field of a full box whose position depends on its version.
@@ -123,21 +141,6 @@ struct MovieRewriter {
         } else {
             guard let narrow = UInt32(exactly: value) else { throw BoxFailure.layoutMismatch("duration \(value) needs 64 bits") }
             BoxBuffer.put32(narrow, into: &box.head, at: offset)
-        }
-    }
-
-    private static func writeEdit(_ elst: inout BoxNode, at offset: Int, version: UInt8, duration: Int64, mediaTime: Int64) throws {
-        guard duration >= 0 else { throw BoxFailure.layoutMismatch("negative edit duration") }
-        guard offset + (version == 1 ? 20 : 12) <= elst.head.count else { throw BoxFailure.malformed("short elst") }
-        if version == 1 {
-            BoxBuffer.put64(UInt64(duration), into: &elst.head, at: offset)
-            BoxBuffer.put64(UInt64(bitPattern: mediaTime), into: &elst.head, at: offset + 8)
-        } else {
-            guard let narrowDuration = UInt32(exactly: duration), let narrowTime = Int32(exactly: mediaTime) else {
-                throw BoxFailure.layoutMismatch("edit values need 64 bits")
-            }
-            BoxBuffer.put32(narrowDuration, into: &elst.head, at: offset)
-            BoxBuffer.put32(UInt32(bitPattern: narrowTime), into: &elst.head, at: offset + 4)
         }
     }
 

@@ -298,6 +298,13 @@ final class Remuxer {
             guard let firstDTS = track.firstDTS else {
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
+            // FFmpeg's muxer leaves out a track it kept no packet of (its
+            // bitstream filter, VP9's superframe one, may hold them all back).
+            guard muxer.stream(index).pointee.nb_frames > 0 else {
+                let kind = index == 0 ? "video" : "audio"
+                throw MediaMuxError.damaged(
+                    path: planned.path, detail: "none of its \(kind) packets could be stored: FFmpeg's muxer kept none of the \(track.packets) it was given")
+            }
             let base = muxer.stream(index).pointee.time_base
             let start = planned.sourceStart.ticks(in: base, rounding: .nearest)
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
