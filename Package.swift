@@ -87,6 +87,8 @@ let package = Package(
             name: "MediaMuxCore",
             dependencies: [
                 "MediaMuxBase", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegFilter",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

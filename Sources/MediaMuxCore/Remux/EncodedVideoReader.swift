@@ -12,6 +12,8 @@ final class EncodedVideoReader: PacketSource {
     private let source: TrackReader
     private let decoder: DecoderHandle
     private let encoder: EncoderHandle
+    /// The encoder's own thread, which takes each filtered frame.
+    private let encoderThread: EncoderThread
     private let encoding: VideoEncoding
     private let inputStream: UnsafeMutablePointer<AVStream>
     private let path: String
@@ -53,7 +55,10 @@ final class EncodedVideoReader: PacketSource {
         source = try TrackReader(demuxer: demuxer, track: track, end: track.end)
         timeBase = source.timeBase
         endTick = track.end.ticks(of: track.timeBase, rounding: .up)
-        decoder = try DecoderHandle(stream: inputStream, path: track.path)
+        // Two frame threads, not the cores + 1 of FFmpeg's automatic count: the
+        // encoder, on a thread of its own, is the bottleneck, and each decoder
+        // thread holds a picture (the frame handed to the encoder costs one).
+        decoder = try DecoderHandle(stream: inputStream, path: track.path, threads: 2)
         spareFrame = try FrameBuffer()
         filtered = try FrameBuffer()
         guard let codec = avcodec_find_encoder_by_name(encoding.encoder) else {
@@ -63,6 +68,7 @@ final class EncodedVideoReader: PacketSource {
         }
         encoder = try EncoderHandle(codec: codec, path: output)
         try Self.configure(encoder, encoding, input: inputStream, timeBase: timeBase, globalHeaders: globalHeaders, output: output)
+        encoderThread = try EncoderThread(encoder: encoder)
     }
 
     /// The encoder, for the muxer's stream parameters.
@@ -164,7 +170,8 @@ final class EncodedVideoReader: PacketSource {
                 date(until: endTick)
                 try graph?.send(nil)
                 try drainGraph()
-                try encoder.encode(nil, what: "video", write: collect)
+                try encoderThread.finish()
+                try collectEncoded()
                 finished = true
                 return
             }
@@ -243,8 +250,16 @@ final class EncodedVideoReader: PacketSource {
         while try graph.receive(into: filtered) {
             filtered.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
             framesEncoded += 1
-            try encoder.encode(filtered.pointer, what: "video", write: collect)
-            av_frame_unref(filtered.pointer)
+            try encoderThread.encode(filtered.pointer)
+            try collectEncoded()
+        }
+    }
+
+    /// Takes what the encoder's thread has encoded so far.
+    private func collectEncoded() throws {
+        for var packet in encoderThread.takePackets() as [UnsafeMutablePointer<AVPacket>?] {
+            defer { av_packet_free(&packet) }
+            if let packet { try collect(packet) }
         }
     }
 
