@@ -242,11 +242,13 @@ package struct MergePlanner: Sendable {
         track.damagedFragment = stream.damagedFragment
         track.isFragmented = stream.isFragmented
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
-        track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
         if let standIn = Self.standIn(for: stream), let entry = stream.sampleEntry {
+            // Unread: the whole entry replaces the one the muxer writes for the stand-in.
             track.standIn = standIn
             track.codec = entry.type
             track.sampleEntry = SampleEntryCarry(wholeEntry: entry)
+        } else {
+            track.sampleEntry = stream.sampleEntry.flatMap { SampleEntryCarry(sourceType: $0.type, boxes: $0.children ?? []) }
         }
         track.trackBoxes = TrackBoxCarry(boxes: stream.trackBoxes, keepsMetadata: keepsMetadata)
         track.headerBytes += (track.sampleEntry?.byteCount ?? 0) + (track.trackBoxes?.byteCount ?? 0)
