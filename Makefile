@@ -55,7 +55,7 @@ export MEDIAMUX_SAMPLES
 test: deps
 	@command -v python3 >/dev/null || bash .ci/install-deps.sh python3
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash .ci/install-deps.sh chromium || bash .ci/install-deps.sh chromium-browser
-	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
+	@bash .ci/install-deps.sh gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good gstreamer1.0-libav
 	@command -v ffmpeg >/dev/null || bash .ci/install-deps.sh ffmpeg
 	@swift test; status=$$?; \
 	  [ -d "$(MEDIAMUX_SAMPLES)" ] || echo "make test: the tests that read real media were left out (no samples folder at $(MEDIAMUX_SAMPLES)): set MEDIAMUX_SAMPLES"; \

@@ -79,7 +79,7 @@ toolchain_packages=(libncurses6 libxml2 libcurl4t64 libedit2 libsqlite3-0 libpyt
 # util-linux's setpriv, which the command-line tests run muxctl through as
 # `nobody`.
 test_packages=(libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev libavfilter-dev
-  python3 chromium gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-libav
+  python3 chromium gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good gstreamer1.0-libav
   ffmpeg util-linux)
 packages=("${toolchain_packages[@]}" "${test_packages[@]}")
 # What the chroot is started with: a clean environment, the toolchain first on PATH.

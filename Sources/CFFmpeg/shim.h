@@ -128,4 +128,31 @@ static inline int CFFmpeg_stream_set_rotation(AVStream *stream, int clockwise_de
     return 0;
 }
 
+// A write-only AVIO context whose bytes go to `write` (with `opaque`),
+// sequentially and never seeked: a stream. FFmpeg 7.0 (libavformat 61) made
+// the callback's buffer const; the callback here takes it const on every
+// release. The buffer is av_malloc'd; avio_context_free does not free it.
+typedef int (*CFFmpeg_write_callback)(void *opaque, const uint8_t *bytes, int count);
+
+static inline AVIOContext *CFFmpeg_avio_writer(void *opaque, CFFmpeg_write_callback write, int buffer_size) {
+    unsigned char *buffer = av_malloc(buffer_size);
+    if (!buffer) return NULL;
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+    AVIOContext *context = avio_alloc_context(buffer, buffer_size, 1, opaque, NULL, write, NULL);
+#else
+    AVIOContext *context = avio_alloc_context(buffer, buffer_size, 1, opaque, NULL,
+                                              (int (*)(void *, uint8_t *, int))write, NULL);
+#endif
+    if (!context) { av_free(buffer); return NULL; }
+    context->seekable = 0;
+    return context;
+}
+
+// Frees a context made by CFFmpeg_avio_writer, its buffer too, and sets *context to NULL.
+static inline void CFFmpeg_avio_writer_free(AVIOContext **context) {
+    if (!*context) return;
+    av_freep(&(*context)->buffer);
+    avio_context_free(context);
+}
+
 #endif

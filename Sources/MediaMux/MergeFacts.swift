@@ -80,6 +80,8 @@ public struct MergeFacts: Sendable, Equatable, Codable {
     public var fileBytes: Int
     public var elapsedSeconds: Double
     public var faststart: Bool
+    /// "movie", or "fragmented" for fragmented MP4.
+    public var layout: String
     public var keptMetadata: [String]
     public var notCopied: [LeftOut]
     /// What went wrong without failing the merge.
@@ -135,6 +137,7 @@ public struct MergeFacts: Sendable, Equatable, Codable {
         fileBytes = report.fileBytes
         elapsedSeconds = report.elapsed.seconds
         if case .atEnd = report.movieHeader { faststart = false } else { faststart = true }
+        layout = report.layout.rawValue
         keptMetadata = report.keptMetadata
         warnings = report.warnings
         notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: leftOutReason($0)) }

@@ -148,6 +148,51 @@ extension MuxEngine {
         downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
         preview: (@Sendable (PreviewFrame) -> Void)? = nil
     ) async throws(MediaMuxError) -> MuxReport {
+        try await merge(
+            video: video, audio: audio, output: .file(output), options: options, download: download, thumbnails: thumbnails,
+            progress: progress, downloadProgress: downloadProgress, preview: preview)
+    }
+
+    /// The same merge (audio a file or a URL, thumbnails as it goes) as
+    /// fragmented MP4 streamed as it is made; see
+    /// `MergeEngine.merge(video:audio:to:options:progress:)`. An `audio`
+    /// URL downloaded without the cache goes to a hidden file in the
+    /// system's temporary folder, removed afterwards.
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file, or http(s) URL, whose audio stream becomes the soundtrack.
+    ///   - stream: Where the bytes go.
+    ///   - options: Everything beyond the inputs; a stream is always fragmented.
+    ///   - download: How an `audio` URL is downloaded; unused for a file.
+    ///   - thumbnails: Their size and spacing; unused without `preview`.
+    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
+    ///   - downloadProgress: Called with how far the download has come.
+    ///   - preview: Called with each thumbnail, upright, on the merge's thread.
+    /// - Returns: What was written, and how the audio was downloaded.
+    /// - Throws: `MediaMuxError`, as the merge into a file does, less the
+    ///   output file's errors; `.outputNotWritable` naming the stream when
+    ///   its writer throws or its reader stops.
+    public func merge(
+        video: String, audio: String, to stream: MergeStream, options: MergeOptions = MergeOptions(),
+        download: DownloadOptions = DownloadOptions(),
+        thumbnails: ThumbnailOptions = ThumbnailOptions(),
+        progress: (@Sendable (MergeProgress) -> Void)? = nil,
+        downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
+        preview: (@Sendable (PreviewFrame) -> Void)? = nil
+    ) async throws(MediaMuxError) -> MuxReport {
+        try await merge(
+            video: video, audio: audio, output: .stream(stream), options: options, download: download, thumbnails: thumbnails,
+            progress: progress, downloadProgress: downloadProgress, preview: preview)
+    }
+
+    private func merge(
+        video: String, audio: String, output: MergeEngine.Output, options: MergeOptions,
+        download: DownloadOptions, thumbnails: ThumbnailOptions,
+        progress: (@Sendable (MergeProgress) -> Void)?,
+        downloadProgress: (@Sendable (DownloadProgress) -> Void)?,
+        preview: (@Sendable (PreviewFrame) -> Void)?
+    ) async throws(MediaMuxError) -> MuxReport {
         try thumbnails.validate()
         var audioPath = audio
         var fetched: DownloadResult?
@@ -160,7 +205,12 @@ extension MuxEngine {
                 fetched = try await self.download(audio, options: download, progress: downloadProgress)
             } else {
                 // The audio is only for this merge: nothing of it stays, merged or not.
-                let path = TemporaryOutput(finalPath: output).path + ".audio"
+                let beside: String
+                switch output {
+                case .file(let path): beside = path
+                case .stream: beside = temporaryFolder() + "/soundtrack"
+                }
+                let path = TemporaryOutput(finalPath: beside).path + ".audio"
                 scratch = path
                 var once = download
                 once.keepsPartialForResume = false
@@ -168,14 +218,10 @@ extension MuxEngine {
             }
             audioPath = fetched?.path ?? audio
         }
-        let report: MergeReport
-        if let preview {
-            report = try await merging.merge(
-                video: video, audio: audioPath, output: output, options: options, progress: progress,
-                observing: ThumbnailPlan.observing(thumbnails, handler: preview))
-        } else {
-            report = try await merging.merge(video: video, audio: audioPath, output: output, options: options, progress: progress)
-        }
+        let none: @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
+        let observing = preview.map { ThumbnailPlan.observing(thumbnails, handler: $0) } ?? none
+        let report = try await merging.merge(
+            video: video, audio: audioPath, output: output, options: options, progress: progress, observing: observing)
         return MuxReport(merge: report, audioDownload: fetched)
     }
 

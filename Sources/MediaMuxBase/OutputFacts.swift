@@ -13,8 +13,16 @@ package struct OutputFacts: Sendable, Equatable {
     package var isSameFileAsAnInput: Bool
     /// Sizes of the input files, for the moov room estimate.
     package var inputBytes: Int
+    /// The output is a stream (standard output, a caller's writer), not a path.
+    package var isStream = false
 
-    package init(exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int) {
+    /// A stream's facts: nothing exists, everything can be written.
+    package static let stream = OutputFacts(exists: false, folderExists: true, inputBytes: 0, isStream: true)
+
+    package init(
+        exists: Bool, isFolder: Bool = false, folderExists: Bool, isSameFileAsAnInput: Bool = false, inputBytes: Int, isStream: Bool = false
+    ) {
+        self.isStream = isStream
         self.exists = exists
         self.isFolder = isFolder
         self.folderExists = folderExists

@@ -99,6 +99,9 @@ package func ignoreFileSizeLimitSignal() {
     ignoreSignal(SIGXFSZ)
 }
 
+/// Whether standard output is a terminal.
+package var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
 /// Whether standard error is a terminal.
 package var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
@@ -211,4 +214,11 @@ package func formatDate(_ seconds: Int64) -> String {
     gmtime_r(&time, &parts)
     func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
+}
+
+/// The system's folder for temporary files: $TMPDIR, or /tmp.
+package func temporaryFolder() -> String {
+    guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
+    let folder = String(cString: value)
+    return folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
 }

@@ -171,6 +171,49 @@ public struct MergeEngine: Sendable {
         }
     }
 
+    /// Merges as `merge(video:audio:output:options:progress:)` does, as
+    /// fragmented MP4 streamed as it is made (see `OutputLayout.fragmented`):
+    /// into a Swift server's response, or standard output. Nothing is
+    /// written to disk, and the merge holds one fragment at a time.
+    ///
+    /// ```swift
+    /// let stream = MergeStream(name: "response") { piece in try await body.write(piece) }
+    /// let report = try await engine.merge(video: video, audio: audio, to: stream)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - stream: Where the bytes go.
+    ///   - options: Everything beyond the inputs; `layout` and `faststart`
+    ///     do not apply (a stream is always fragmented, its header first).
+    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
+    /// - Returns: What was written; `fileBytes` counts the bytes streamed.
+    /// - Throws: `MediaMuxError`, as `merge(video:audio:output:options:progress:)`
+    ///   does, less the output file's errors; `.outputNotWritable` naming
+    ///   the stream when its writer throws or standard output's reader
+    ///   stops reading. What was streamed before an error is not a whole file.
+    public func merge(
+        video: String, audio: String, to stream: MergeStream, options: MergeOptions = MergeOptions(),
+        progress: (@Sendable (MergeProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> MergeReport {
+        try await merge(video: video, audio: audio, output: .stream(stream), options: options, progress: progress, observing: { _, _ in nil })
+    }
+
+    /// Where a merge writes: a file by its path, or a stream.
+    package enum Output: Sendable {
+        case file(String)
+        case stream(MergeStream)
+
+        /// The output as errors and the report name it.
+        var name: String {
+            switch self {
+            case .file(let path): return path
+            case .stream(let stream): return stream.name
+            }
+        }
+    }
+
     /// The same, with an observer of the video packets copied, made from the
     /// plan and the video's probed facts (nil for none).
     package func merge(
@@ -178,12 +221,28 @@ public struct MergeEngine: Sendable {
         progress: (@Sendable (MergeProgress) -> Void)?,
         observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
     ) async throws(MediaMuxError) -> MergeReport {
-        try await typedErrors(subject: output) {
-            try await runFFmpeg(runtime) { flag in
-                let (plan, videoInfo) = try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag)
+        try await merge(video: video, audio: audio, output: .file(output), options: options, progress: progress, observing: observing)
+    }
+
+    package func merge(
+        video: String, audio: String, output: Output, options: MergeOptions,
+        progress: (@Sendable (MergeProgress) -> Void)?,
+        observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
+    ) async throws(MediaMuxError) -> MergeReport {
+        let runtime = runtime
+        return try await typedErrors(subject: output.name) {
+            @Sendable func run(_ destination: MergeDestination, flag: CancellationFlag) throws -> MergeReport {
+                let (plan, videoInfo) = try Self.makePlan(
+                    video: video, audio: audio, output: output.name, isStream: destination.isStream, options: options, flag: flag)
                 let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
                 let observer = try stream.flatMap { try observing(plan, $0) }
-                return try Remuxer(plan: plan, cancellation: flag, progress: progress, observing: observer).run()
+                return try Remuxer(plan: plan, destination: destination, cancellation: flag, progress: progress, observing: observer).run()
+            }
+            switch output {
+            case .file:
+                return try await runFFmpeg(runtime) { flag in try run(.file, flag: flag) }
+            case .stream(let stream):
+                return try await stream.run { sink in try await runFFmpeg(runtime) { flag in try run(.stream(sink), flag: flag) } }
             }
         }.logged(to: runtime.logger)
     }
@@ -218,7 +277,7 @@ public struct MergeEngine: Sendable {
     }
 
     private static func makePlan(
-        video: String, audio: String, output: String, options: MergeOptions, flag: CancellationFlag
+        video: String, audio: String, output: String, isStream: Bool = false, options: MergeOptions, flag: CancellationFlag
     ) throws -> (plan: MergePlan, video: MediaInfo) {
         let prober = Prober(cancellation: flag)
         let videoInfo = try prober.probe(path: video)
@@ -226,7 +285,7 @@ public struct MergeEngine: Sendable {
         let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
         let plan = try planner.plan(
             video: videoInfo, audio: audioInfo, output: output,
-            outputFacts: outputFacts(output: output, inputs: [video, audio]), options: options)
+            outputFacts: isStream ? .stream : outputFacts(output: output, inputs: [video, audio]), options: options)
         return (plan, videoInfo)
     }
 }

@@ -5,11 +5,12 @@ import Foundation
 #endif
 import MediaMux
 
-func printJSON<T: Encodable>(_ value: T) {
+func printJSON<T: Encodable>(_ value: T, toStandardError: Bool = false) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     guard let data = try? encoder.encode(value) else { return }
-    print(String(decoding: data, as: UTF8.self))
+    let text = String(decoding: data, as: UTF8.self)
+    if toStandardError { writeToStandardError(text + "\n") } else { print(text) }
 }
 
 /// `muxctl merge --json`: the library's `MergeFacts`, worded for muxctl's

@@ -54,7 +54,8 @@ extension MuxCtl {
 
         @Argument(help: "The video file.") var video: String
         @Argument(help: "The audio file, or an http(s) URL to download it from.") var audio: String
-        @Argument(help: "The file to write: .mp4, .m4v or .mov.") var output: String
+        @Argument(help: "The file to write: .mp4, .m4v or .mov; - streams fragmented MP4 to standard output (the summary goes to standard error).")
+        var output: String
 
         @Option(name: .customLong("video-stream"), help: "Which video stream of VIDEO, counting from 0.")
         var videoStream: Int?
@@ -88,6 +89,13 @@ extension MuxCtl {
 
         @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
         var noFaststart = false
+
+        @Flag(
+            help: "Write fragmented MP4 (CMAF): the movie header first, then a fragment from each video keyframe or every 2 s at most, in one pass; what - writes. MP4 only.")
+        var fragmented = false
+
+        /// `-`: the output is standard output.
+        var streamsToStandardOutput: Bool { output == "-" }
 
         @Flag(
             name: .customLong("no-metadata"),
@@ -164,6 +172,12 @@ extension MuxCtl {
 
         func validate() throws {
             if let rotate, let problem = MergeOptions.rotationProblem(rotate) { throw ValidationError("--rotate \(problem)") }
+            if fragmented || streamsToStandardOutput, let problem = MergeOptions.fragmentedProblem(faststart: !noFaststart) {
+                throw ValidationError("--no-faststart: \(problem)")
+            }
+            if streamsToStandardOutput && standardOutputIsTerminal {
+                throw ValidationError("standard output is a terminal: pipe it (muxctl merge VIDEO AUDIO - | ffplay -) or name a file")
+            }
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
             if let audioStream, audioStream < 0 { throw ValidationError("--audio-stream must be 0 or more") }
             if let problem = ThumbnailOptions.sizeProblem(previewSize) { throw ValidationError("--preview-size \(problem)") }
@@ -188,7 +202,8 @@ extension MuxCtl {
             if let fit { reframing.fit = fit }
             let options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation ?? MergeOptions().orientation,
-                rotation: rotate, video: reframing, overwrite: force, faststart: !noFaststart, keepsMetadata: !noMetadata, end: end,
+                rotation: rotate, video: reframing, overwrite: force, faststart: !noFaststart,
+                layout: fragmented || streamsToStandardOutput ? .fragmented : .movie, keepsMetadata: !noMetadata, end: end,
                 audio: AudioOptions(
                     codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
                     offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
@@ -201,21 +216,32 @@ extension MuxCtl {
             let previewHandler = handler
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let downloadOptions = download.options
+            let streams = streamsToStandardOutput
+            // A reader of standard output that stops is the merge's error, not the process's end.
+            if streams { ignoreBrokenPipeSignal() }
             let report = try await runReportingErrors { [video, audio, output] in
                 try thumbnails?.prepare()
-                do {
+                let merging = { (progress: @escaping @Sendable (MergeProgress) -> Void) async throws(MediaMuxError) -> MuxReport in
+                    let downloadProgress: @Sendable (DownloadProgress) -> Void = {
+                        bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0))
+                    }
+                    if streams {
+                        return try await engine.merge(
+                            video: video, audio: audio, to: .standardOutput, options: options, download: downloadOptions,
+                            thumbnails: thumbnailOptions, progress: progress, downloadProgress: downloadProgress, preview: previewHandler)
+                    }
                     return try await engine.merge(
                         video: video, audio: audio, output: output, options: options, download: downloadOptions,
-                        thumbnails: thumbnailOptions,
-                        progress: { progress in
-                            var detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
-                            if let frames = progress.framesEncoded {
-                                detail += ", \(frames)\(progress.framesPlanned.map { " / \($0)" } ?? "") frames encoded"
-                            }
-                            bar?.update(fraction: progress.fraction, detail: detail)
-                        },
-                        downloadProgress: { bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0)) },
-                        preview: previewHandler)
+                        thumbnails: thumbnailOptions, progress: progress, downloadProgress: downloadProgress, preview: previewHandler)
+                }
+                do {
+                    return try await merging { progress in
+                        var detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
+                        if let frames = progress.framesEncoded {
+                            detail += ", \(frames)\(progress.framesPlanned.map { " / \($0)" } ?? "") frames encoded"
+                        }
+                        bar?.update(fraction: progress.fraction, detail: detail)
+                    }
                 } catch {
                     // No output, so no thumbnails of it either.
                     thumbnails?.discard()
@@ -233,11 +259,13 @@ extension MuxCtl {
                 summary.facts.warnings = warnings
                 summary.audioDownload = report.audioDownload
                 summary.preview = thumbnails.map { _ in PreviewSummary(images: images, kind: "thumbnails") }
-                printJSON(summary)
+                printJSON(summary, toStandardError: streams)
             } else if !common.quiet {
-                if let fetched = report.audioDownload { print("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
-                print(describe(report.merge))
-                if let preview { print("  preview: \(images.count) thumbnails in \(preview)") }
+                // Standard output carries the merge itself when it streams.
+                let say = { (line: String) in if streams { writeToStandardError(line + "\n") } else { print(line) } }
+                if let fetched = report.audioDownload { say("audio: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
+                say(describe(report.merge))
+                if let preview { say("  preview: \(images.count) thumbnails in \(preview)") }
             }
         }
     }
@@ -258,7 +286,8 @@ func describe(_ report: MergeReport) -> String {
         return "  \(name) \(track.codec)\(tag): \(track.packets) packets, \(track.duration.secondsText()) s\(start)\(extra), \(how)"
     }
     return ([
-        "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))",
+        "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))"
+            + (report.layout == .fragmented ? ", fragmented MP4" : ""),
         track("video", report.video),
         track("audio", report.audio),
     ] + (report.originalAudio.map { [track("original audio", $0) + "; a second track, off until chosen"] } ?? []) + [

@@ -16,7 +16,7 @@ struct BatchManifestTests {
               {"video": "clips/a.mp4", "audio": "https://example.com/song.m4a", "output": "out/a.mp4",
                "end": "video", "loopAudio": true, "audioOffset": -1.5, "loudness": -16, "audioBitrate": "128k",
                "keepOriginalAudio": true, "orientation": "keep", "preview": {"sheet": true, "clip": true}},
-              {"video": "/abs/v.mov", "audio": "song.wav", "output": "out/b.mov", "mixOriginal": -12, "fadeIn": 2,
+              {"video": "/abs/v.mov", "audio": "song.wav", "output": "out/b.mp4", "mixOriginal": -12, "fadeIn": 2, "layout": "fragmented",
                "orientation": "landscape", "fit": "pad", "size": "1280x720", "videoQuality": 21, "videoPreset": "medium",
                "preview": {"sheet": {"path": "sheets/b.png", "frames": 6, "columns": 3, "size": 200}, "clip": {"seconds": 4, "height": 240}}},
               {"input": "clips/c.mp4", "preview": {"sheet": "c.png"}}
@@ -31,7 +31,7 @@ struct BatchManifestTests {
         #expect(video == "/shared/batch/clips/a.mp4" && audio == "https://example.com/song.m4a" && output == "/shared/batch/out/a.mp4")
         #expect(options.end == .video && options.audio.loops && options.audio.offset == -1.5)
         #expect(options.audio.loudness == -16 && options.audio.bitRate == 128_000 && options.originalAudio == .kept)
-        #expect(options.orientation == .keep && options.faststart && options.keepsMetadata)
+        #expect(options.orientation == .keep && options.faststart && options.keepsMetadata && options.layout == .movie)
         #expect(first.sheet == BatchJob.Sheet(path: "/shared/batch/out/a.sheet.png", options: ContactSheetOptions()))
         #expect(first.clip == BatchJob.Clip(path: "/shared/batch/out/a.preview.mp4", options: PreviewClipOptions()))
 
@@ -42,7 +42,7 @@ struct BatchManifestTests {
         }
         #expect(video2 == "/abs/v.mov" && audio2 == "/shared/batch/song.wav")
         #expect(options2.originalAudio == .mixed(level: -12) && options2.audio.fadeIn == 2)
-        #expect(options2.orientation == .landscape)
+        #expect(options2.orientation == .landscape && options2.layout == .fragmented)
         #expect(options2.video == VideoOptions(fit: .pad, frameSize: VideoSize(width: 1280, height: 720), quality: 21, preset: "medium"))
         // Unsaid, the library's defaults.
         #expect(options.video == VideoOptions() && MergeOptions().orientation == .keep)

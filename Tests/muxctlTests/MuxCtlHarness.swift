@@ -95,6 +95,8 @@ struct RunResult: CustomStringConvertible, Sendable {
     var killedBySignal: Bool
     var timedOut: Bool
     var stdout: String
+    /// Standard output's bytes as they came (a fragmented MP4 for `-`).
+    var stdoutBytes = Data()
     var stderr: String
 
     var exited: Bool { !killedBySignal && !timedOut }
@@ -181,7 +183,8 @@ final class RunningMuxCtl: @unchecked Sendable {
                 }
                 self.process.waitUntilExit()
                 self.lock.lock()
-                let stdout = String(decoding: self.outData, as: UTF8.self)
+                let bytes = self.outData
+                let stdout = String(decoding: bytes, as: UTF8.self)
                 let stderr = String(decoding: self.errData, as: UTF8.self)
                 self.lock.unlock()
                 continuation.resume(returning: RunResult(
@@ -189,7 +192,7 @@ final class RunningMuxCtl: @unchecked Sendable {
                     status: self.process.terminationStatus,
                     killedBySignal: self.process.terminationReason == .uncaughtSignal,
                     timedOut: timedOut,
-                    stdout: stdout, stderr: stderr))
+                    stdout: stdout, stdoutBytes: bytes, stderr: stderr))
             }
         }
     }

@@ -19,7 +19,7 @@ import Foundation
 /// (`orientation`, `rotate`, `end`, `loopAudio`, `audioOffset`, `audioCodec`,
 /// `audioBitrate`, `sampleRate`, `channels`, `volume`, `fadeIn`, `fadeOut`,
 /// `loudness`, `keepOriginalAudio`, `mixOriginal`, `videoStream`,
-/// `audioStream`, `faststart`, `metadata`). A preview-only job has `input`
+/// `audioStream`, `faststart`, `layout`, `metadata`). A preview-only job has `input`
 /// instead. `preview` makes a contact sheet and a preview clip of the output
 /// (or input): `true` for the defaults, named after it (`out/a.sheet.png`,
 /// `out/a.preview.mp4`), or an object with `path` and the options.

@@ -18,7 +18,7 @@ struct JobFields {
     static let mergeFields = [
         "video", "audio", "output", "orientation", "rotate", "fit", "size", "videoQuality", "videoPreset", "end", "loopAudio", "audioOffset", "audioCodec", "audioBitrate",
         "sampleRate", "channels", "volume", "fadeIn", "fadeOut", "loudness", "keepOriginalAudio", "mixOriginal",
-        "videoStream", "audioStream", "faststart", "metadata",
+        "videoStream", "audioStream", "faststart", "layout", "metadata",
     ]
     static let fields = mergeFields + ["input", "preview"]
 
@@ -68,6 +68,7 @@ struct JobFields {
         options.videoStream = try integer("videoStream", atLeast: 0)
         options.audioStream = try integer("audioStream", atLeast: 0)
         options.faststart = try bool("faststart") ?? true
+        options.layout = try choice("layout", Self.named(OutputLayout.allCases)) ?? .movie
         options.keepsMetadata = try bool("metadata") ?? true
         var audio = AudioOptions()
         audio.codec = try choice("audioCodec", ["copy": .copy, "aac": .aac]) ?? .automatic

@@ -91,6 +91,19 @@ public enum OriginalAudio: Sendable, Equatable {
     }
 }
 
+/// How the output's samples are laid out.
+public enum OutputLayout: String, Sendable, CaseIterable {
+    /// One movie: every sample described in the movie header (placed as
+    /// `MergeOptions.faststart` says). What every player reads. The default.
+    case movie
+    /// Fragmented MP4, CMAF-compatible: an initialisation segment (a moov
+    /// with mvex and no samples), then moof/mdat fragments, one from each
+    /// video keyframe or at most about 2 s. Written in one pass without
+    /// seeking, so it can be streamed as it is made (Media Source
+    /// Extensions, DASH, HLS fMP4). MP4 only.
+    case fragmented
+}
+
 /// What a merge should do beyond its three paths.
 public struct MergeOptions: Sendable, Equatable {
     /// Which video stream of the video file: 0 is the first video stream (cover art not counted).
@@ -116,6 +129,14 @@ public struct MergeOptions: Sendable, Equatable {
     public var overwrite: Bool
     /// Put the movie header before the media data, so playback can start before the whole file arrives.
     public var faststart: Bool
+    /// One movie, or fragments (whose movie header always comes first).
+    public var layout: OutputLayout
+
+    /// What is wrong with a `faststart` setting for fragmented output, in
+    /// words that follow the setting's name; nil when nothing.
+    public static func fragmentedProblem(faststart: Bool) -> String? {
+        faststart ? nil : "fragmented output always puts its movie header first; it cannot be turned off"
+    }
     /// Keep the video's metadata: where and when it was recorded, the camera
     /// and its software, titles. False drops all of it, location included,
     /// for sharing a file with others.
@@ -141,6 +162,7 @@ public struct MergeOptions: Sendable, Equatable {
     ///   - overwrite: Replace an existing output instead of failing with `.outputExists`.
     ///   - faststart: Put the movie header first, for playback that starts
     ///     before the whole file arrives.
+    ///   - layout: One movie, or fragmented MP4; a merge to a stream is always fragmented.
     ///   - keepsMetadata: Keep the video's metadata (location included); false drops it.
     ///   - end: Where the output ends; where the shorter input ends unless told otherwise.
     ///   - audio: How the soundtrack is copied or encoded, placed and levelled.
@@ -148,7 +170,7 @@ public struct MergeOptions: Sendable, Equatable {
     public init(
         videoStream: Int? = nil, audioStream: Int? = nil, orientation: Orientation = .keep,
         rotation: Int? = nil, video: VideoOptions = VideoOptions(), overwrite: Bool = false, faststart: Bool = true,
-        keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions(),
+        layout: OutputLayout = .movie, keepsMetadata: Bool = true, end: EndPolicy = .shortest, audio: AudioOptions = AudioOptions(),
         originalAudio: OriginalAudio = .replaced
     ) {
         self.videoStream = videoStream
@@ -158,6 +180,7 @@ public struct MergeOptions: Sendable, Equatable {
         self.video = video
         self.overwrite = overwrite
         self.faststart = faststart
+        self.layout = layout
         self.keepsMetadata = keepsMetadata
         self.end = end
         self.audio = audio

@@ -19,6 +19,11 @@ public struct MergePlan: Sendable, Equatable {
         case movedToFront
         /// Left at the end of the file.
         case atEnd
+        /// Fragmented MP4: written first with no samples (a moov with
+        /// mvex, the initialisation segment), the samples following in
+        /// moof/mdat fragments, one from each video keyframe, or this long
+        /// at the most. Written in one pass, never sought back to.
+        case fragmented(longest: MediaTime)
     }
 
     /// What decided the end.

@@ -15,15 +15,27 @@ package struct MergePlanner: Sendable {
 
     package static let movieTimescale: Int64 = 90_000
     package static let interleaveWindow = MediaTime(value: 1, timescale: 2)
+    /// A fragment starts at every video keyframe, and after this at the
+    /// latest: long enough for a few moof boxes a minute, short enough for
+    /// a stream's reader to start soon and for the muxer to hold little.
+    package static let longestFragment = MediaTime(value: 2, timescale: 1)
 
     package func plan(
         video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
         outputFacts: OutputFacts, options: MergeOptions
     ) throws -> MergePlan {
-        if outputFacts.isFolder || output.hasSuffix("/") {
+        if !outputFacts.isStream, outputFacts.isFolder || output.hasSuffix("/") {
             throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in .mp4, .m4v or .mov")
         }
-        let container = try Self.container(for: output)
+        // A stream cannot be sought back to: only fragments can be written to it.
+        let fragmented = outputFacts.isStream || options.layout == .fragmented
+        let container = outputFacts.isStream ? .mp4 : try Self.container(for: output)
+        if fragmented, container != .mp4 {
+            throw MediaMuxError.invalidOption("\(output): fragmented output is MP4; name the output .mp4 or .m4v")
+        }
+        if fragmented, let problem = MergeOptions.fragmentedProblem(faststart: options.faststart) {
+            throw MediaMuxError.invalidOption("faststart: \(problem)")
+        }
         if let rotation = options.rotation, let problem = MergeOptions.rotationProblem(rotation) {
             throw MediaMuxError.invalidOption("the rotation \(problem)")
         }
@@ -90,7 +102,7 @@ package struct MergePlanner: Sendable {
             end: end,
             endReason: ending.reason,
             rotation: rotation,
-            movieHeader: Self.movieHeader(
+            movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
                 faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),
                 metadataBytes: videoInfo.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             movieTimescale: Self.movieTimescale,

@@ -110,6 +110,11 @@ public struct MergeReport: Sendable, Equatable {
     public var elapsed: Duration
     /// Where the movie header went, and whether that took a second pass.
     public var movieHeader: MergePlan.MovieHeaderPlacement
+    /// One movie, or fragmented MP4 (from `movieHeader`).
+    public var layout: OutputLayout {
+        if case .fragmented = movieHeader { return .fragmented }
+        return .movie
+    }
     /// What went wrong on the side without failing the merge (thumbnails).
     public var warnings: [String] = []
     /// The video's metadata kept in the output, by name (mdta keys such as

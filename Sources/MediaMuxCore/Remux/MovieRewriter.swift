@@ -144,6 +144,21 @@ struct MovieRewriter {
         }
     }
 
+    /// Puts a fragmented movie's whole length, in the movie timescale, in
+    /// mvex's `mehd` (ISO 14496-12 8.8.2), before the `trex` boxes, in place
+    /// of any the muxer wrote: players (Media Source Extensions among them)
+    /// take the presentation's duration from it.
+    static func declareFragmentedDuration(_ duration: Int64, in moov: inout BoxNode) throws {
+        guard let index = moov.children?.firstIndex(where: { $0.type == "mvex" }) else {
+            throw BoxFailure.layoutMismatch("a fragmented movie without mvex")
+        }
+        let others = try BoxNode.parse(moov.children![index].head[...], container: { _, _ in nil }).filter { $0.type != "mehd" }
+        let wide = UInt32(exactly: duration) == nil
+        var head: [UInt8] = [wide ? 1 : 0, 0, 0, 0] + [UInt8](repeating: 0, count: wide ? 8 : 4)
+        if wide { BoxBuffer.put64(UInt64(duration), into: &head, at: 4) } else { BoxBuffer.put32(UInt32(duration), into: &head, at: 4) }
+        moov.children![index] = BoxNode(type: "mvex", head: [], children: [BoxNode(type: "mehd", head: head)] + others)
+    }
+
     // MARK: Metadata
 
     /// Adds the source's metadata boxes; where the muxer wrote a box of the

@@ -1,22 +1,25 @@
 import MediaMuxBase
 package import CFFmpeg
 
-/// One MP4/MOV muxer writing to a file: owns the AVFormatContext and its AVIO
-/// context. `finish()` writes the trailer; an unfinished muxer is closed by
+/// One MP4/MOV muxer writing to a file, or to an AVIO context its owner
+/// gives (a stream): owns the AVFormatContext, and the AVIO context of a
+/// file. `finish()` writes the trailer; an unfinished muxer is closed by
 /// deinit and its file is the caller's to delete.
 package final class MuxerHandle {
-    /// The file written; errors name `reportedPath`, the output the user asked for.
-    package let path: String
+    /// The file written, nil for a stream; errors name `reportedPath`, the output the user asked for.
+    package let path: String?
     package let reportedPath: String
     package let context: UnsafeMutablePointer<AVFormatContext>
-    private var isOpen = false
+    /// The muxer opened its own file (closed by `finish` or deinit).
+    private var ownsFile = false
 
-    package init(path: String, reportedPath: String, muxer: String) throws {
+    package init(path: String?, reportedPath: String, muxer: String) throws {
         self.path = path
         self.reportedPath = reportedPath
         var created: UnsafeMutablePointer<AVFormatContext>?
         // The muxer reopens the file by this URL for its faststart second pass.
-        try ffmpegCheck(avformat_alloc_output_context2(&created, nil, muxer, "file:" + path), "creating the \(muxer) muxer", path: reportedPath)
+        try ffmpegCheck(
+            avformat_alloc_output_context2(&created, nil, muxer, path.map { "file:" + $0 }), "creating the \(muxer) muxer", path: reportedPath)
         guard let created else {
             throw MediaMuxError.outOfMemory("creating the \(muxer) muxer", path: reportedPath)
         }
@@ -24,7 +27,9 @@ package final class MuxerHandle {
     }
 
     deinit {
-        if isOpen { avio_closep(&context.pointee.pb) }
+        if ownsFile { avio_closep(&context.pointee.pb) }
+        // A stream's AVIO context is its owner's to free.
+        if !ownsFile { context.pointee.pb = nil }
         avformat_free_context(context)
     }
 
@@ -104,10 +109,16 @@ package final class MuxerHandle {
         }
     }
 
-    package func open(options: [String: String]) throws {
-        let opened = avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE)
-        guard opened >= 0 else { throw MediaMuxError.outputNotWritable(path: reportedPath, reason: ffmpegErrorText(opened)) }
-        isOpen = true
+    /// Opens the file (or, for a stream, takes `stream`, which its owner
+    /// frees after this handle) and writes the header with the muxer's `options`.
+    package func open(options: [String: String], stream: UnsafeMutablePointer<AVIOContext>? = nil) throws {
+        if let path {
+            let opened = avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE)
+            guard opened >= 0 else { throw MediaMuxError.outputNotWritable(path: reportedPath, reason: ffmpegErrorText(opened)) }
+            ownsFile = true
+        } else {
+            context.pointee.pb = stream
+        }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
@@ -128,8 +139,15 @@ package final class MuxerHandle {
 
     package func finish() throws {
         try outputCheck(av_write_trailer(context), "writing the movie header", path: reportedPath)
-        try outputCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
-        isOpen = false
+        if ownsFile {
+            try outputCheck(avio_closep(&context.pointee.pb), "closing the output", path: reportedPath)
+            ownsFile = false
+        } else {
+            avio_flush(context.pointee.pb)
+            if context.pointee.pb.pointee.error < 0 {
+                try outputCheck(context.pointee.pb.pointee.error, "writing the last fragment", path: reportedPath)
+            }
+        }
     }
 }
 

@@ -23,12 +23,13 @@ package struct PacketObserving {
     }
 }
 
-/// Carries out a MergePlan: copies the planned packets (or, for a soundtrack
-/// the plan encodes, the encoder's) into a temporary file beside the output,
-/// writes the exact edit lists, and renames the file into place. Makes no
-/// decisions of its own.
+/// Carries out a MergePlan: copies the planned packets (or, for a track
+/// the plan encodes, the encoder's) through the writer the plan's layout
+/// needs (see `MovieWriter`), which writes the exact edit lists and puts
+/// the output where it goes. Makes no decisions of its own.
 final class Remuxer {
     private let plan: MergePlan
+    private let destination: MergeDestination
     private let cancellation: CancellationFlag
     private let progress: (@Sendable (MergeProgress) -> Void)?
     private var throttle = ProgressThrottle()
@@ -42,20 +43,20 @@ final class Remuxer {
     private var encodedVideo: EncodedVideoReader?
 
     init(
-        plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?,
-        observing: PacketObserving? = nil
+        plan: MergePlan, destination: MergeDestination = .file, cancellation: CancellationFlag,
+        progress: (@Sendable (MergeProgress) -> Void)?, observing: PacketObserving? = nil
     ) {
         self.plan = plan
+        self.destination = destination
         self.cancellation = cancellation
         self.progress = progress
         self.observing = observing
     }
 
-    /// Per output track: what was written, for the edit list and the report.
+    /// Per output track: what was written, for the report.
     private struct Written {
         var packets = 0
         var bytes = 0
-        var firstDTS: Int64?
         var lastDTS: Int64 = .min
     }
 
@@ -70,13 +71,12 @@ final class Remuxer {
     private func copy() throws -> MergeReport {
         let clock = ContinuousClock()
         let started = clock.now
-        let temporary = TemporaryOutput(finalPath: plan.outputPath)
-        defer { temporary.discard() }
+        let writer = try plan.writer(to: destination)
+        let muxer = writer.muxer
 
         let videoInput = try DemuxerHandle(
             path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer,
             fragmentsAsReached: plan.video.isFragmented && plan.video.isCopied)
-        let muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
         muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
         let videoSource = try self.videoSource(input: videoInput, muxer: muxer)
         // Each audio track reads a file of its own (the video's own audio reads the video file again).
@@ -86,7 +86,7 @@ final class Remuxer {
                     path: track.path, cancellation: cancellation, fragmentsAsReached: track.isFragmented && track.isCopied),
                 muxer: muxer)
         }
-        try muxer.open(options: headerOptions())
+        try writer.open()
         if let observing {
             do {
                 // What is written: the input's packets, or for a video re-framed the encoder's.
@@ -97,19 +97,23 @@ final class Remuxer {
         }
 
         let readers: [any PacketSource] = [videoSource] + audioSources
+        // One packet of lookahead per track tells which packet is the last,
+        // and the first ones place each track's media in the edit lists.
+        var current = try readers.map { try $0.next() }
+        try writer.begin(movieRewrite(firstPackets: current, readers: readers, writer: writer))
         var written = Array(repeating: Written(), count: readers.count)
-        try pump(readers: readers, into: muxer, written: &written)
+        try pump(readers: readers, current: &current, into: writer, written: &written)
         for (reader, track) in zip(readers, plan.tracks) {
             try reader.checkComplete(declaredPackets: track.sampleCount)
         }
         warnings += readers.flatMap(\.warnings)
         damagedPackets = readers.map(\.damagedPackets)
         loudness = readers.map { ($0 as? EncodedAudioReader)?.loudness }
-        try muxer.finish()
+        try writer.finish()
         if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
-
-        try rewriteMovieHeader(muxer: muxer, written: written, file: temporary.path)
-        let size = try temporary.commit(overwrite: plan.overwrite)
+        try checkStored(muxer: muxer, written: written)
+        let size = try writer.commit()
+        warnings += writer.warnings
         let elapsed = clock.now - started
         progress?(progressReport(written: plan.end))
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
@@ -155,22 +159,13 @@ final class Remuxer {
         return try TrackReader(demuxer: input, track: track, end: track.end)
     }
 
-    private func headerOptions() -> [String: String] {
-        var options = ["movie_timescale": String(plan.movieTimescale)]
-        switch plan.movieHeader {
-        case .reservedAtFront(let bytes): options["moov_size"] = String(bytes)
-        case .movedToFront: break  // moved by the movie header rewrite, which may grow it
-        case .atEnd: break
-        }
-        return options
-    }
-
     /// Alternates between the tracks one interleave window at a time, so that
-    /// each track's samples sit in large chunks and the moov stays small. One
-    /// packet of lookahead per track tells which packet is the last.
-    private func pump(readers: [any PacketSource], into muxer: MuxerHandle, written: inout [Written]) throws {
+    /// each track's samples sit in large chunks and the moov stays small.
+    /// `current` holds each track's next packet.
+    private func pump(
+        readers: [any PacketSource], current: inout [PacketBuffer?], into writer: any MovieWriter, written: inout [Written]
+    ) throws {
         let windowSeconds = plan.interleaveWindow.seconds
-        var current = try readers.map { try $0.next() }
         var windowEnd = windowSeconds
         while current.contains(where: { $0 != nil }) {
             for (index, reader) in readers.enumerated() {
@@ -181,7 +176,7 @@ final class Remuxer {
                     let following = try reader.next()
                     if following == nil { reader.makeFinal(packet) }
                     if index == 0 { show(packet, timeBase: reader.timeBase) }
-                    try write(packet, from: reader.timeBase, stream: index, muxer: muxer, written: &written[index])
+                    try write(packet, from: reader.timeBase, stream: index, writer: writer, written: &written[index])
                     reader.reuse(buffer)
                     current[index] = following
                 }
@@ -204,12 +199,12 @@ final class Remuxer {
 
     private func write(
         _ packet: UnsafeMutablePointer<AVPacket>, from input: AVRational, stream index: Int,
-        muxer: MuxerHandle, written: inout Written
+        writer: any MovieWriter, written: inout Written
     ) throws {
+        let muxer = writer.muxer
         let output = muxer.stream(index).pointee.time_base
-        let rounding = AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue)
-        var dts = av_rescale_q_rnd(packet.pointee.dts, input, output, rounding)
-        var pts = av_rescale_q_rnd(packet.pointee.pts, input, output, rounding)
+        var dts = Self.ticks(packet.pointee.dts, from: input, to: output)
+        var pts = Self.ticks(packet.pointee.pts, from: input, to: output)
         // Rounding into a coarser time base can make two DTS equal; the muxer needs them increasing.
         if dts <= written.lastDTS {
             dts = written.lastDTS.saturatingAdding(1)
@@ -222,7 +217,6 @@ final class Remuxer {
         packet.pointee.pos = -1
         written.packets += 1
         written.bytes += Int(packet.pointee.size)
-        written.firstDTS = written.firstDTS ?? dts
         written.lastDTS = dts
         let copied = plan.tracks[index].isCopied
         let codec = muxer.stream(index).pointee.codecpar.pointee.codec_id
@@ -230,7 +224,7 @@ final class Remuxer {
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: reason)
         }
         do {
-            try muxer.write(packet)
+            try writer.write(packet)
         } catch MediaMuxError.ffmpeg(_, _, let code, let message)
             where copied && [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable, CFFmpeg_AVERROR_PATCHWELCOME()].contains(code) {
             // The muxer, or the bitstream filter it applies, refused a copied
@@ -286,45 +280,47 @@ final class Remuxer {
             detail: "the \(kind) packet at \(time.secondsText()) s cannot be stored in \(plan.container.rawValue.uppercased()); \(reason)")
     }
 
-    /// Writes the planned start and end into each track's edit list and the
-    /// durations, and the source's sample-entry boxes and metadata. The start
-    /// comes from the plan, not from the packets: a late track's first
-    /// packets may be priming, decoded but never shown.
-    private func rewriteMovieHeader(muxer: MuxerHandle, written: [Written], file: String) throws {
+    /// A time of the input's in the output track's time base, rounded to the nearest tick.
+    private static func ticks(_ value: Int64, from input: AVRational, to output: AVRational) -> Int64 {
+        av_rescale_q_rnd(value, input, output, AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+    }
+
+    /// The planned start and end of each track for its edit list and the
+    /// durations, and the source's sample-entry boxes and metadata. The
+    /// start comes from the plan, not from the packets: a late track's
+    /// first packets may be priming, decoded but never shown. The media
+    /// time is counted from where the writer's muxer starts the track's
+    /// media timeline, at its first packet.
+    private func movieRewrite(firstPackets: [PacketBuffer?], readers: [any PacketSource], writer: any MovieWriter) throws -> MovieRewrite {
         let movieScale = plan.movieTimescale
-        let movieEnd = plan.end.converted(to: movieScale, rounding: .nearest).value
         var timings: [TrackTiming] = []
-        for (index, (track, planned)) in zip(written, plan.tracks).enumerated() {
-            guard let firstDTS = track.firstDTS else {
+        for (index, planned) in plan.tracks.enumerated() {
+            guard let first = firstPackets[index] else {
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
-            // FFmpeg's muxer leaves out a track it kept no packet of (its
-            // bitstream filter, VP9's superframe one, may hold them all back).
-            guard muxer.stream(index).pointee.nb_frames > 0 else {
-                let kind = index == 0 ? "video" : "audio"
-                throw MediaMuxError.damaged(
-                    path: planned.path, detail: "none of its \(kind) packets could be stored: FFmpeg's muxer kept none of the \(track.packets) it was given")
-            }
-            let base = muxer.stream(index).pointee.time_base
+            let base = writer.muxer.stream(index).pointee.time_base
+            let origin = writer.mediaTimelineStart(
+                firstDTS: Self.ticks(first.pointer.pointee.dts, from: readers[index].timeBase, to: base),
+                firstPTS: Self.ticks(first.pointer.pointee.pts, from: readers[index].timeBase, to: base))
             let start = planned.sourceStart.ticks(in: base, rounding: .nearest)
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
             let end = planned.end.converted(to: movieScale, rounding: .nearest).value
-            timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(firstDTS), end: end))
+            timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(origin), end: end))
         }
-        let rewrite = MovieRewrite(
-            movieEnd: movieEnd, timings: timings, sampleEntries: plan.tracks.map(\.sampleEntry),
-            trackBoxes: plan.tracks.map(\.trackBoxes), enabled: plan.tracks.map(\.isEnabled), metadata: plan.metadata.boxes)
-        do {
-            if try MovieRewriter(path: file).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront), plan.movieHeader != .atEnd {
-                warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
-            }
-        } catch BoxFailure.io(let reason) {
-            throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(reason))")
-        } catch {
-            // FFmpeg's muxer wrote the header just before, as the plan said: one that
-            // does not parse, or not as planned, is MediaMux's defect, not the output's.
-            throw MediaMuxError.unexpected(
-                path: plan.outputPath, detail: "internal error: the movie header FFmpeg wrote could not be rewritten (\(error)); please report it")
+        return MovieRewrite(
+            movieEnd: plan.end.converted(to: movieScale, rounding: .nearest).value, timings: timings,
+            sampleEntries: plan.tracks.map(\.sampleEntry), trackBoxes: plan.tracks.map(\.trackBoxes), enabled: plan.tracks.map(\.isEnabled),
+            metadata: plan.metadata.boxes)
+    }
+
+    /// FFmpeg's muxer leaves out a track it kept no packet of (its
+    /// bitstream filter, VP9's superframe one, may hold them all back).
+    private func checkStored(muxer: MuxerHandle, written: [Written]) throws {
+        for (index, planned) in plan.tracks.enumerated() where muxer.stream(index).pointee.nb_frames == 0 {
+            let kind = index == 0 ? "video" : "audio"
+            throw MediaMuxError.damaged(
+                path: planned.path,
+                detail: "none of its \(kind) packets could be stored: FFmpeg's muxer kept none of the \(written[index].packets) it was given")
         }
     }
 

@@ -56,6 +56,10 @@ package enum FFmpegCode {
     package static let notAvailable = -ENOSYS
     /// FFmpeg refused the arguments (a picture format or size).
     package static let invalid = -EINVAL
+    /// A write whose reader has gone (returned by MediaMux's stream writer).
+    package static let brokenPipe = -EPIPE
+    /// An argument no call should get.
+    package static let invalidArgument = -EINVAL
     /// A codec asked to be called again.
     package static let tryAgain = CFFmpeg_AVERROR_EAGAIN()
 }

@@ -38,10 +38,15 @@ enum Chromium {
     /// Loads `page` (a file) and returns the text of its `<pre id=out>` once
     /// the page's scripts have had `budget` milliseconds of virtual time.
     static func run(page: String, budget: Int = 10_000) throws -> String {
+        try run(url: URL(fileURLWithPath: page).absoluteString, budget: budget)
+    }
+
+    /// Loads `url` (a page from the test server, or a file URL) as `run(page:budget:)` does.
+    static func run(url: String, budget: Int = 10_000) throws -> String {
         guard let executable else { throw Failure(description: "Chromium is not installed (make test installs it)") }
         let arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--mute-audio",
-            "--virtual-time-budget=\(budget)", "--dump-dom", URL(fileURLWithPath: page).absoluteString,
+            "--autoplay-policy=no-user-gesture-required", "--virtual-time-budget=\(budget)", "--dump-dom", url,
         ]
         let data = try ExternalTool.run(executable, arguments, keeping: .output, seconds: 90).text
         let dom = String(decoding: data, as: UTF8.self)

@@ -46,4 +46,22 @@ enum GStreamer {
         }
         return String(line[line.range(of: "video/x-raw")!.lowerBound...])
     }
+
+    /// The duration GStreamer's discoverer gives `path`, in seconds (qtdemux's, from the edit lists and mehd/mvhd).
+    static func discoveredDuration(of path: String) throws -> Double {
+        let discoverer = "/usr/bin/gst-discoverer-1.0"
+        guard FileManager.default.isExecutableFile(atPath: discoverer) else {
+            throw Failure(description: "gst-discoverer-1.0 is not installed (make test installs it)")
+        }
+        let (status, said) = try ExternalTool.run(discoverer, [path], keeping: .output, seconds: 60)
+        let text = String(decoding: said, as: UTF8.self)
+        // "Duration: 0:00:04.000000000"
+        guard status == 0, let line = text.split(separator: "\n").first(where: { $0.contains("Duration: ") }),
+              let value = line.split(separator: " ").last else {
+            throw Failure(description: "gst-discoverer-1.0 gave no duration for \(path): \(text.suffix(300))")
+        }
+        let parts = value.split(separator: ":").compactMap { Double($0) }
+        guard parts.count == 3 else { throw Failure(description: "unreadable duration \(value)") }
+        return parts[0] * 3600 + parts[1] * 60 + parts[2]
+    }
 }
