@@ -6,7 +6,10 @@
 # - probe: `muxctl probe` against `ffprobe` (its default: the format and
 #   streams), wall time and peak RSS, on each;
 # - merge: `muxctl merge` of the recording's video with its own audio (both
-#   fragmented) against `ffmpeg -c copy`, wall time and peak RSS.
+#   fragmented) against `ffmpeg -c copy`, wall time and peak RSS;
+# - stream: the same merge as fragmented MP4 on standard output (`muxctl
+#   merge ... -`) against `ffmpeg -c copy -movflags
+#   frag_keyframe+empty_moov+default_base_moof -f mp4 -`, both into a file.
 # Memory must stay flat: the one-hour file's peak RSS within MAX_GROWTH_MIB
 # of the 10-second one's, for the probe and for the merge.
 #
@@ -56,9 +59,14 @@ measure() {
         ffprobe_*) timed ffprobe -v error "$file" ;;
         merge_*) timed "$MUXCTL" merge --force --quiet "$file" "$file" "$out" ;;
         ffmpeg_*) timed ffmpeg -nostdin -v error -y -i "$file" -map 0:v -map 0:a -c copy "$out" ;;
+        stream_*) timed sh -c 'exec "$0" merge --quiet "$1" "$1" - >"$2"' "$MUXCTL" "$file" "$out" ;;
+        ffstream_*)
+            timed sh -c 'exec ffmpeg -nostdin -v error -i "$0" -map 0:v -map 0:a -c copy -movflags frag_keyframe+empty_moov+default_base_moof -f mp4 - >"$1"' \
+                "$file" "$out" ;;
     esac
 }
-NAMES=(probe_short ffprobe_short probe_hour ffprobe_hour merge_short ffmpeg_short merge_hour ffmpeg_hour)
+NAMES=(probe_short ffprobe_short probe_hour ffprobe_hour merge_short ffmpeg_short merge_hour ffmpeg_hour
+    stream_short ffstream_short stream_hour ffstream_hour)
 say "== warm-up (untimed): page cache and binaries"
 for name in "${NAMES[@]}"; do measure "$name"; done
 rounds "${NAMES[@]}"
@@ -79,6 +87,10 @@ for kind in probe merge; do
     echo "$kind peak RSS growth, 10 s -> 1 h: $growth MiB (limit $MAX_GROWTH_MIB)"
     check_max "$growth" "$MAX_GROWTH_MIB" "$kind of the hour takes $growth MiB more than of 10 s"
 done
+echo "streamed merge of the hour, muxctl/ffmpeg wall: $(ratio "${W[stream_hour]}" "${W[ffstream_hour]}"), peak RSS: $(ratio "${M[stream_hour]}" "${M[ffstream_hour]}")"
+# Not held to the limit: the output side holds one fragment, but FFmpeg's
+# demuxer still indexes every input sample it reads (as ffmpeg's does).
+echo "streamed merge peak RSS growth, 10 s -> 1 h: $(minus "${M[stream_hour]}" "${M[stream_short]}") MiB (ffmpeg: $(minus "${M[ffstream_hour]}" "${M[ffstream_short]}") MiB)"
 out_seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$WORK/fragmented_merge_hour.mp4")
 echo "the hour's merge lasts $out_seconds s"
 [[ $STATUS -eq 0 ]] && echo OK

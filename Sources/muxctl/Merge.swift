@@ -91,7 +91,7 @@ extension MuxCtl {
         var noFaststart = false
 
         @Flag(
-            help: "Write fragmented MP4 (CMAF): the movie header first, then a fragment from each video keyframe or every 2 s at most, in one pass; what - writes. MP4 only.")
+            help: "Write fragmented MP4 (the CMAF and DASH layout): the movie header first, then a fragment from each video keyframe or every 2 s at most, in one pass; what - writes. MP4 only.")
         var fragmented = false
 
         /// `-`: the output is standard output.

@@ -71,4 +71,25 @@ struct StreamOutputTests {
         #expect(mov.status == 2 && mov.firstErrorLine.contains("fragmented output is MP4"), "\(mov)")
         #expect(scratch.outputFolder.isEmpty)
     }
+
+    /// Binary on a terminal helps nobody: refused before any work, with the way to pipe it.
+    @Test func aTerminalIsNoPlaceForTheStream() throws {
+        let binary = try #require(MuxCtl.binary)
+        let script = "/usr/bin/script"
+        try #require(FileManager.default.isExecutableFile(atPath: script), "util-linux's script is not installed")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        // script gives the command a pseudo-terminal for its standard output, and returns its exit status.
+        process.arguments = ["-qec", "'\(binary.path)' merge '\(Self.video)' '\(Self.audio)' -", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64, "\(said)")
+        #expect(said.contains("standard output is a terminal"), "\(said)")
+        #expect(!said.contains("ftyp"), "bytes of the merge reached the terminal")
+    }
 }

@@ -96,7 +96,7 @@ public enum OutputLayout: String, Sendable, CaseIterable {
     /// One movie: every sample described in the movie header (placed as
     /// `MergeOptions.faststart` says). What every player reads. The default.
     case movie
-    /// Fragmented MP4, CMAF-compatible: an initialisation segment (a moov
+    /// Fragmented MP4 in the layout CMAF and DASH use: an initialisation segment (a moov
     /// with mvex and no samples), then moof/mdat fragments, one from each
     /// video keyframe or at most about 2 s. Written in one pass without
     /// seeking, so it can be streamed as it is made (Media Source

@@ -46,14 +46,14 @@ final class FragmentedWriter: MovieWriter {
         guard let stream else { throw MediaMuxError.outOfMemory("making the output stream", path: sink.name) }
         let options = [
             "movie_timescale": String(plan.movieTimescale),
-            // CMAF's layout: the initialisation segment first, then moof/mdat
-            // pairs whose data offsets count from their own moof.
-            // Negative composition offsets (trun version 1) start each
-            // track's media at its first picture shown, not its first
-            // decoded: readers that honour only part of an edit list in
-            // fragments (FFmpeg's own, Chromium's) then need none for
-            // B-frames, and the media ends where the presentation does.
-            "movflags": "frag_keyframe+empty_moov+default_base_moof+skip_trailer+cmaf",
+            // The layout CMAF and DASH use: the initialisation segment
+            // first, then moof/mdat pairs whose data offsets count from
+            // their own moof. Not FFmpeg's `cmaf` flag: in FFmpeg 7.1 it
+            // shifts decode times to the first presentation time (negative
+            // composition offsets), which 5.1 does not; one layout on every
+            // release keeps the edit lists below exact. (Nor the `cmfc`
+            // brand, which a file of two tracks cannot carry.)
+            "movflags": "frag_keyframe+empty_moov+default_base_moof+skip_trailer",
             "frag_duration": String(longest.converted(to: 1_000_000, rounding: .down).value),
             // The fragments' media timelines start at each track's first
             // packet, as a movie's do: the plan's edit lists place them.
@@ -63,11 +63,6 @@ final class FragmentedWriter: MovieWriter {
         avio_flush(stream)
         try throwFailure()
     }
-
-    /// With negative composition offsets the muxer shifts every decode
-    /// time by the first packet's offset: the media starts at its first
-    /// presentation time.
-    func mediaTimelineStart(firstDTS: Int64, firstPTS: Int64) -> Int64 { firstDTS }
 
     func begin(_ rewrite: MovieRewrite) throws {
         guard let header = held else { return }

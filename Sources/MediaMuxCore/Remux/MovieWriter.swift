@@ -25,9 +25,6 @@ protocol MovieWriter: AnyObject {
     var muxer: MuxerHandle { get }
     /// Writes the file header (with the muxer options the layout needs).
     func open() throws
-    /// Where the muxer starts a track's media timeline, given its first
-    /// packet's decode and presentation times (in the track's time base).
-    func mediaTimelineStart(firstDTS: Int64, firstPTS: Int64) -> Int64
     /// What the movie header must say beyond what FFmpeg's muxer writes.
     func begin(_ rewrite: MovieRewrite) throws
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws
@@ -83,9 +80,6 @@ final class MovieFileWriter: MovieWriter {
         // Moved to the front by the movie header rewrite, which may grow it; or left at the end.
         try muxer.open(options: options)
     }
-
-    /// At the first packet's decode time: its composition offset shows in ctts.
-    func mediaTimelineStart(firstDTS: Int64, firstPTS: Int64) -> Int64 { firstDTS }
 
     func begin(_ rewrite: MovieRewrite) throws {
         self.rewrite = rewrite

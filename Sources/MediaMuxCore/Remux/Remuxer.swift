@@ -289,8 +289,8 @@ final class Remuxer {
     /// durations, and the source's sample-entry boxes and metadata. The
     /// start comes from the plan, not from the packets: a late track's
     /// first packets may be priming, decoded but never shown. The media
-    /// time is counted from where the writer's muxer starts the track's
-    /// media timeline, at its first packet.
+    /// time is counted from the track's first packet, where FFmpeg's muxer
+    /// starts its media timeline, in a movie and in fragments alike.
     private func movieRewrite(firstPackets: [PacketBuffer?], readers: [any PacketSource], writer: any MovieWriter) throws -> MovieRewrite {
         let movieScale = plan.movieTimescale
         var timings: [TrackTiming] = []
@@ -299,13 +299,11 @@ final class Remuxer {
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
             let base = writer.muxer.stream(index).pointee.time_base
-            let origin = writer.mediaTimelineStart(
-                firstDTS: Self.ticks(first.pointer.pointee.dts, from: readers[index].timeBase, to: base),
-                firstPTS: Self.ticks(first.pointer.pointee.pts, from: readers[index].timeBase, to: base))
+            let firstDTS = Self.ticks(first.pointer.pointee.dts, from: readers[index].timeBase, to: base)
             let start = planned.sourceStart.ticks(in: base, rounding: .nearest)
             let delay = planned.sourceStart.converted(to: movieScale, rounding: .nearest).value
             let end = planned.end.converted(to: movieScale, rounding: .nearest).value
-            timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(origin), end: end))
+            timings.append(TrackTiming(delay: delay, mediaTime: start.saturatingSubtracting(firstDTS), end: end))
         }
         return MovieRewrite(
             movieEnd: plan.end.converted(to: movieScale, rounding: .nearest).value, timings: timings,

@@ -52,6 +52,8 @@ public struct MergeStream: Sendable {
                 result = .success(try await merge(channel))
             } catch {
                 result = .failure(error)
+                // What is queued is not handed on: the output will not be whole.
+                channel.stop(error)
             }
             channel.close()
             do {
@@ -161,7 +163,8 @@ final class ChunkChannel: ByteSink, @unchecked Sendable {
         }
     }
 
-    private func stop(_ error: any Error) {
+    /// Nothing more is taken or handed on; the merge's next write fails with `error`.
+    func stop(_ error: any Error) {
         room.lock()
         stopped = error
         queue.removeAll()
