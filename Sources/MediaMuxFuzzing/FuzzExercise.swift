@@ -117,7 +117,7 @@ package struct FuzzExercise: Sendable {
     private func decode(step: String, _ selection: FrameSelection) async -> [Violation] {
         var found: [Violation] = []
         do {
-            for try await frame in engine.frames(of: input, options: FrameOptions(selection: selection, size: 64)) {
+            for try await frame in engine.previews.frames(of: input, options: FrameOptions(selection: selection, size: 64)) {
                 if frame.width < 1 || frame.height < 1 || frame.pixels.count != frame.bytesPerRow * frame.height {
                     found.append(Violation(step: step, problem: "a \(frame.width)x\(frame.height) frame holds \(frame.pixels.count) bytes"))
                 }

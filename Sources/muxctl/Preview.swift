@@ -83,13 +83,13 @@ extension MuxCtl {
                 let options = PreviewClipOptions(
                     start: MediaTime(seconds: start ?? 0), duration: MediaTime(seconds: seconds ?? 5), height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
-                    try await engine.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
+                    try await engine.previews.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
                 }
                 summary = PreviewSummary(clip: report)
             } else if let sheet {
                 let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size ?? 320)
                 let image = try await runReportingErrors { [input, force] in
-                    try await engine.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
+                    try await engine.previews.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
                 }
                 summary = PreviewSummary(images: [image], kind: "sheet")
             } else {
@@ -104,7 +104,7 @@ extension MuxCtl {
                 let options = FrameOptions(selection: selection, size: size ?? 320)
                 let format = self.format ?? .png
                 let images = try await runReportingErrors { [input, out, force] in
-                    try await engine.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
+                    try await engine.previews.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
                 }
                 summary = PreviewSummary(images: images, kind: "frames")
             }

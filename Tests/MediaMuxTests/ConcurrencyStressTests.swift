@@ -60,7 +60,7 @@ import Testing
 
     static func frames(_ engine: MuxEngine, _ path: String, cancelAfterFirst: Bool) async throws -> [UInt8] {
         var pixels: [UInt8] = []
-        for try await frame in engine.frames(of: path, options: frameOptions) {
+        for try await frame in engine.previews.frames(of: path, options: frameOptions) {
             pixels += frame.pixels
             if cancelAfterFirst { withUnsafeCurrentTask { $0?.cancel() } }
         }

@@ -107,7 +107,7 @@ import TestSupport
     @Test(arguments: whole)
     func everyFrameIsPreviewed(_ name: String) async throws {
         var times: [Double] = []
-        for try await frame in MuxEngine().frames(of: Fixtures.path(name), options: FrameOptions(selection: .all(), size: 64)) {
+        for try await frame in MuxEngine().previews.frames(of: Fixtures.path(name), options: FrameOptions(selection: .all(), size: 64)) {
             times.append(frame.time.seconds)
         }
         #expect(times.count == Self.sourceVideoFrames, "\(name): \(times.count) frames")

@@ -111,7 +111,7 @@ struct FragmentedInputTests {
     /// As the source of previews: every one of its 30 frames, at the times its fragment gives them.
     @Test func everyFrameIsPreviewed() async throws {
         var times: [Double] = []
-        for try await frame in MuxEngine().frames(of: Self.videoAndAudio, options: FrameOptions(selection: .all(), size: 64)) {
+        for try await frame in MuxEngine().previews.frames(of: Self.videoAndAudio, options: FrameOptions(selection: .all(), size: 64)) {
             times.append(frame.time.seconds)
         }
         let track = try #require(try MP4File(path: Self.videoAndAudio).videoTracks.first)

@@ -90,7 +90,7 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: hostile))
         bytes.removeAll()
         await #expect {
-            for try await _ in engine.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
+            for try await _ in engine.previews.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
         } throws: { error in
             let error = error as? MediaMuxError
             return error?.subject == hostile && error?.kind == .input
@@ -173,7 +173,7 @@ import Testing
             _ = try await engine.merge(video: hostile, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("out.mp4"))
         }
         await Self.expectRefusedAsInput(hostile) {
-            for try await _ in engine.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
+            for try await _ in engine.previews.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
         }
         #expect(folder.contents == ["samples.mp4"])
     }
@@ -209,7 +209,7 @@ import Testing
         // 6 reserved, data reference index, 16 predefined, then width and height.
         let hostile = try Self.patched(folder, "huge.mp4", box: "mdia/minf/stbl/stsd", offset: 16 + 8 + 8 + 16, value: 0xFFFF_FFFF)
         await Self.expectRefusedAsInput(hostile) {
-            for try await _ in engine.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
+            for try await _ in engine.previews.frames(of: hostile, options: FrameOptions(selection: .evenlySpaced(count: 2), size: 64)) {}
         }
         #expect(folder.contents == ["huge.mp4"])
     }
@@ -229,7 +229,7 @@ import Testing
         options.keepsMetadata = true
         _ = try await engine.merge(video: hostile, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("merged.mp4"), options: options)
         try FileManager.default.createDirectory(atPath: folder.path("frames"), withIntermediateDirectories: false)
-        let images = try await engine.writeFrames(of: hostile, into: folder.path("frames"), options: FrameOptions(selection: .evenlySpaced(count: 3), size: 32))
+        let images = try await engine.previews.writeFrames(of: hostile, into: folder.path("frames"), options: FrameOptions(selection: .evenlySpaced(count: 3), size: 32))
         #expect(images.count == 3)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path("frames")).sorted()
         #expect(names.count == 3 && names.allSatisfy { $0.wholeMatch(of: /frame-\d\d-\d+\.\d{3}s\.png/) != nil }, "\(names)")

@@ -14,7 +14,7 @@ struct PreviewEdgeTests {
     func smallSheetTiles(size: Int, frames: Int) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("sheet.png")
-        let image = try await MuxEngine().contactSheet(
+        let image = try await MuxEngine().previews.contactSheet(
             of: Fixtures.path("h264_bframes_aac.mp4"), output: output, options: ContactSheetOptions(frames: frames, tileSize: size))
         let header = try PNG.header(PreviewTests.bytes(output))
         let grid = try PreviewPlanner.sheetColumns(frames: frames, columns: nil)
@@ -40,7 +40,7 @@ struct PreviewEdgeTests {
         let folder = try TemporaryFolder()
         let output = folder.path("sheet.png")
         await #expect(throws: MediaMuxError.self) {
-            _ = try await MuxEngine().contactSheet(of: Self.frameIndex, output: output, options: ContactSheetOptions(frames: 1000, tileSize: 4096))
+            _ = try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: output, options: ContactSheetOptions(frames: 1000, tileSize: 4096))
         }
         #expect(folder.contents.isEmpty)
         let info = try Prober(cancellation: CancellationFlag()).probe(path: Self.frameIndex)
@@ -52,7 +52,7 @@ struct PreviewEdgeTests {
     func handMadeFramesAreChecked(width: Int, height: Int, bytes: Int) throws {
         let folder = try TemporaryFolder()
         let frame = PreviewFrame(time: .zero(), width: width, height: height, layout: .rgb, pixels: [UInt8](repeating: 7, count: bytes))
-        #expect(throws: MediaMuxError.self) { _ = try MuxEngine().writeImage(frame, to: folder.path("x.png")) }
+        #expect(throws: MediaMuxError.self) { _ = try MuxEngine().previews.writeImage(frame, to: folder.path("x.png")) }
         #expect(folder.contents.isEmpty)
     }
 
@@ -60,7 +60,7 @@ struct PreviewEdgeTests {
         let folder = try TemporaryFolder()
         let pixels = (0..<(3 * 2 * 3)).map { UInt8($0 * 10) }
         let frame = PreviewFrame(time: .zero(), width: 3, height: 2, layout: .rgb, pixels: pixels)
-        let image = try MuxEngine().writeImage(frame, to: folder.path("x.png"))
+        let image = try MuxEngine().previews.writeImage(frame, to: folder.path("x.png"))
         let decoded = try PNG.decode(PreviewTests.bytes(image.path))
         #expect(decoded.width == 3 && decoded.height == 2 && decoded.pixels == pixels)
     }
@@ -71,7 +71,7 @@ struct PreviewEdgeTests {
         // h264_bframes_aac.mp4: 4 s of video, its AAC track ends at 3 s (TestMedia/README.md).
         let info = try await MuxEngine().probe(Fixtures.path("h264_bframes_aac.mp4"))
         let audioEnd = try #require(info.audioStreams.first?.end?.seconds)
-        let report = try await MuxEngine().previewClip(
+        let report = try await MuxEngine().previews.previewClip(
             of: Fixtures.path("h264_bframes_aac.mp4"), output: folder.path("clip.mp4"),
             options: PreviewClipOptions(start: MediaTime(seconds: audioEnd + 0.2), duration: 0.5, height: 120))
         #expect(!report.hasAudio)
@@ -90,7 +90,7 @@ struct PreviewEdgeTests {
         ]
         for (options, message) in refusals {
             await #expect(throws: MediaMuxError.invalidOption(message)) {
-                try await MuxEngine().previewClip(of: Self.frameIndex, output: folder.path("clip.mp4"), options: options)
+                try await MuxEngine().previews.previewClip(of: Self.frameIndex, output: folder.path("clip.mp4"), options: options)
             }
         }
         #expect(folder.contents.isEmpty, "\(folder.contents)")
@@ -101,7 +101,7 @@ struct PreviewEdgeTests {
         let folder = try TemporaryFolder()
         let input = Fixtures.path("truncated_h264.mp4")
         do {
-            _ = try await MuxEngine().previewClip(of: input, output: folder.path("clip.mp4"), options: PreviewClipOptions(start: 2, duration: 1, height: 120))
+            _ = try await MuxEngine().previews.previewClip(of: input, output: folder.path("clip.mp4"), options: PreviewClipOptions(start: 2, duration: 1, height: 120))
             Issue.record("a clip of a truncated file was written")
         } catch {
             #expect(error.description.hasPrefix(input), "\(error)")
@@ -128,7 +128,7 @@ struct PreviewEdgeTests {
             _ = try await MuxEngine().merge(video: input, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"))
         }
         await #expect(throws: MediaMuxError.damaged(path: input, detail: "the video stream has no picture size")) {
-            _ = try await MuxEngine().contactSheet(of: input, output: folder.path("sheet.png"))
+            _ = try await MuxEngine().previews.contactSheet(of: input, output: folder.path("sheet.png"))
         }
         #expect(folder.contents == ["nosize.mp4"])
     }

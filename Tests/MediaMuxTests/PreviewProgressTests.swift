@@ -32,7 +32,7 @@ struct PreviewProgressTests {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.mp4")
         let reports = Reports()
-        let report = try await MuxEngine().previewClip(
+        let report = try await MuxEngine().previews.previewClip(
             of: Self.iphone, output: output, options: PreviewClipOptions(start: 0.5, duration: 1.0, height: 180),
             progress: { reports.add($0) })
         let last = try Self.checkedLast(reports.all, "clip")
@@ -46,7 +46,7 @@ struct PreviewProgressTests {
     @Test func everyFrameOfARangeEndsComplete() async throws {
         let folder = try TemporaryFolder()
         let reports = Reports()
-        let written = try await MuxEngine().writeFrames(
+        let written = try await MuxEngine().previews.writeFrames(
             of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .all(from: 1.5, to: 2.0), size: 32),
             progress: { reports.add($0) })
         let last = try Self.checkedLast(reports.all, "frames")
@@ -57,7 +57,7 @@ struct PreviewProgressTests {
     @Test func aContactSheetEndsComplete() async throws {
         let folder = try TemporaryFolder()
         let reports = Reports()
-        _ = try await MuxEngine().contactSheet(
+        _ = try await MuxEngine().previews.contactSheet(
             of: Self.frameIndex, output: folder.path("sheet.png"), options: ContactSheetOptions(frames: 6, tileSize: 64),
             progress: { reports.add($0) })
         let last = try Self.checkedLast(reports.all, "sheet")
@@ -71,7 +71,7 @@ struct PreviewProgressTests {
         let output = folder.path("clip.mp4")
         var fractions: [Double] = []
         var report: PreviewClipReport?
-        let events = MuxEngine().previewClipEvents(
+        let events = MuxEngine().previews.previewClipEvents(
             of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 1, duration: 1, height: 90))
         for try await event in events {
             #expect(report == nil, "an event after the report")
@@ -90,7 +90,7 @@ struct PreviewProgressTests {
     @Test func frameEventsEndWithTheImages() async throws {
         let folder = try TemporaryFolder()
         var images: [WrittenImage]?
-        for try await event in MuxEngine().writeFramesEvents(
+        for try await event in MuxEngine().previews.writeFramesEvents(
             of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .times([0.5, 1, 2]), size: 32))
         {
             if case .finished(let written) = event { images = written }
@@ -114,7 +114,7 @@ struct PreviewProgressTests {
         let engine = MuxEngine(runtime: MediaRuntime(threadPool: pool))
         let folder = try TemporaryFolder()
         // The whole iPhone video at 360 lines: seconds of work.
-        let events = engine.previewClipEvents(of: Self.iphone, output: folder.path("clip.mp4"), options: PreviewClipOptions(duration: 10))
+        let events = engine.previews.previewClipEvents(of: Self.iphone, output: folder.path("clip.mp4"), options: PreviewClipOptions(duration: 10))
         let brokeOut = try await Task(executorPreference: executor) { try await Self.breakAtFirstProgress(events) }.value
         try await pool.shutdownGracefully()
         #expect(brokeOut, "the clip finished before its first progress was seen")

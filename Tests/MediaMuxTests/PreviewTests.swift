@@ -20,7 +20,7 @@ struct PreviewTests {
 
     static func collect(_ path: String, _ options: FrameOptions) async throws -> [PreviewFrame] {
         var frames: [PreviewFrame] = []
-        for try await frame in MuxEngine().frames(of: path, options: options) { frames.append(frame) }
+        for try await frame in MuxEngine().previews.frames(of: path, options: options) { frames.append(frame) }
         return frames
     }
 
@@ -127,8 +127,8 @@ struct PreviewTests {
         let unordered = try await Self.indices(.times([1.9, 2.1, 0.95]))
         #expect(unordered == [28, 57, 63])
         // Two streams of one file at once, read alternately.
-        var late = MuxEngine().frames(of: Self.frameIndex, options: FrameOptions(selection: .times([2.9, 3.3]), size: nil)).makeAsyncIterator()
-        var early = MuxEngine().frames(of: Self.frameIndex, options: FrameOptions(selection: .times([0.3, 1.2]), size: nil)).makeAsyncIterator()
+        var late = MuxEngine().previews.frames(of: Self.frameIndex, options: FrameOptions(selection: .times([2.9, 3.3]), size: nil)).makeAsyncIterator()
+        var early = MuxEngine().previews.frames(of: Self.frameIndex, options: FrameOptions(selection: .times([0.3, 1.2]), size: nil)).makeAsyncIterator()
         var seen: [Int?] = []
         for _ in 0..<2 {
             seen.append(try await late.next().map { FrameIndex.read(Self.picture($0)) } ?? -1)
@@ -298,7 +298,7 @@ struct PreviewTests {
         let folder = try TemporaryFolder()
         let target = folder.path("frames")
         let reports = Reports()
-        let written = try await MuxEngine().writeFrames(
+        let written = try await MuxEngine().previews.writeFrames(
             of: Self.frameIndex, into: target, options: FrameOptions(selection: .times([2.0, 0.5, Self.time(ofFrame: 31)]), size: 160), format: .png,
             progress: { reports.add($0) })
         // The first report goes out at once, the last always; the throttle may drop the one between.
@@ -324,7 +324,7 @@ struct PreviewTests {
     @Test func pngKeepsTheFramePixelsExactly() async throws {
         let folder = try TemporaryFolder()
         let options = FrameOptions(selection: .times([1.5]), size: nil, layout: .rgba)
-        let written = try await MuxEngine().writeFrames(of: Fixtures.path("h264_rot90.mp4"), into: folder.url.path, options: options)
+        let written = try await MuxEngine().previews.writeFrames(of: Fixtures.path("h264_rot90.mp4"), into: folder.url.path, options: options)
         let frame = try #require(try await Self.collect(Fixtures.path("h264_rot90.mp4"), options).first)
         let decoded = try PNG.decode(try Self.bytes(try #require(written.first).path))
         #expect(decoded == Self.picture(frame))
@@ -332,7 +332,7 @@ struct PreviewTests {
 
     @Test func jpegFramesHaveTheirSizeInTheFrameHeader() async throws {
         let folder = try TemporaryFolder()
-        let written = try await MuxEngine().writeFrames(
+        let written = try await MuxEngine().previews.writeFrames(
             of: Fixtures.path("h264_rot270.mp4"), into: folder.url.path,
             options: FrameOptions(selection: .rate(perSecond: 1), size: 200), format: .jpeg)
         #expect(written.map { ($0.path as NSString).lastPathComponent } == ["frame-01-0.000s.jpg", "frame-02-1.000s.jpg", "frame-03-2.000s.jpg"])
@@ -357,14 +357,14 @@ struct PreviewTests {
         let existing = folder.path("frame-02-1.000s.\(format.fileExtension)")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: existing))
         await #expect(throws: MediaMuxError.outputExists(path: existing)) {
-            try await MuxEngine().writeFrames(
+            try await MuxEngine().previews.writeFrames(
                 of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .times([0, 1, 2]), size: 80), format: format)
         }
         #expect(folder.contents == [(existing as NSString).lastPathComponent], "left behind: \(folder.contents)")
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep me")
 
         // With overwrite the same call replaces it.
-        let written = try await MuxEngine().writeFrames(
+        let written = try await MuxEngine().previews.writeFrames(
             of: Self.frameIndex, into: folder.url.path, options: FrameOptions(selection: .times([0, 1, 2]), size: 80),
             format: format, overwrite: true)
         #expect(written.count == 3)
@@ -396,7 +396,7 @@ struct PreviewTests {
     func contactSheetGrid(_ example: SheetCase) async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("sheet.png")
-        let report = try await MuxEngine().contactSheet(
+        let report = try await MuxEngine().previews.contactSheet(
             of: Fixtures.path(example.file), output: output,
             options: ContactSheetOptions(frames: example.frames, columns: example.columns, tileSize: example.tileSize))
         let gap = 8
@@ -432,7 +432,7 @@ struct PreviewTests {
     func contactSheetFrameCountOutOfRange(_ frames: Int) async throws {
         let folder = try TemporaryFolder()
         let error = await #expect(throws: MediaMuxError.self) {
-            try await MuxEngine().contactSheet(of: Self.frameIndex, output: folder.path("sheet.png"), options: ContactSheetOptions(frames: frames))
+            try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: folder.path("sheet.png"), options: ContactSheetOptions(frames: frames))
         }
         guard case .invalidOption? = error else {
             Issue.record("\(String(describing: error))")
@@ -444,13 +444,13 @@ struct PreviewTests {
     @Test func contactSheetNeedsAPngName() async throws {
         let folder = try TemporaryFolder()
         let error = await #expect(throws: MediaMuxError.self) {
-            try await MuxEngine().contactSheet(of: Self.frameIndex, output: folder.path("sheet.jpg"))
+            try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: folder.path("sheet.jpg"))
         }
         if case .invalidOption? = error {} else { Issue.record("\(String(describing: error))") }
         let existing = folder.path("sheet.png")
         try Data("old".utf8).write(to: URL(fileURLWithPath: existing))
         await #expect(throws: MediaMuxError.outputExists(path: existing)) {
-            try await MuxEngine().contactSheet(of: Self.frameIndex, output: existing, options: ContactSheetOptions(frames: 2, tileSize: 64))
+            try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: existing, options: ContactSheetOptions(frames: 2, tileSize: 64))
         }
         #expect(folder.contents == ["sheet.png"])
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "old")
@@ -461,7 +461,7 @@ struct PreviewTests {
     @Test(Samples.required) func previewClipOfAPortraitPhoneVideo() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.mp4")
-        let report = try await MuxEngine().previewClip(
+        let report = try await MuxEngine().previews.previewClip(
             of: Self.iphone, output: output, options: PreviewClipOptions(start: 0.5, duration: 1.0, height: 360))
         #expect(folder.contents == ["clip.mp4"], "no temporary file is left behind")
 
@@ -513,7 +513,7 @@ struct PreviewTests {
     @Test func previewClipWithoutAudioStartsOnTheRightFrame() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.m4v")
-        let report = try await MuxEngine().previewClip(
+        let report = try await MuxEngine().previews.previewClip(
             of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 1.0, duration: 1.0, height: 180, crf: 18))
         let file = try MP4File(path: output)
         #expect(file.tracks.count == 1)
@@ -535,7 +535,7 @@ struct PreviewTests {
     @Test(Samples.required) func previewClipPastTheLastFrame() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("tail.mp4")
-        let report = try await MuxEngine().previewClip(
+        let report = try await MuxEngine().previews.previewClip(
             of: Self.iphone, output: output, options: PreviewClipOptions(start: 2.0, duration: 5.0, height: 180))
         let file = try MP4File(path: output)
         // expected.json: video duration 2.7722 s, audio 2.257708 s.
@@ -561,7 +561,7 @@ struct PreviewTests {
         let folder = try TemporaryFolder()
         let output = folder.path("clip.mp4")
         let error = await #expect(throws: MediaMuxError.self) {
-            try await MuxEngine().previewClip(of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 4.5, duration: 1))
+            try await MuxEngine().previews.previewClip(of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 4.5, duration: 1))
         }
         if case .invalidOption(let message)? = error {
             #expect(message.contains(Self.frameIndex), "\(message)")
@@ -572,7 +572,7 @@ struct PreviewTests {
         let existing = folder.path("old.mp4")
         try Data("old".utf8).write(to: URL(fileURLWithPath: existing))
         await #expect(throws: MediaMuxError.outputExists(path: existing)) {
-            try await MuxEngine().previewClip(of: Self.frameIndex, output: existing, options: PreviewClipOptions(duration: 0.5, height: 90))
+            try await MuxEngine().previews.previewClip(of: Self.frameIndex, output: existing, options: PreviewClipOptions(duration: 0.5, height: 90))
         }
         #expect(folder.contents == ["old.mp4"])
     }
@@ -582,7 +582,7 @@ struct PreviewTests {
     /// What the frame stream throws, typed: `MediaMuxError` is all it can throw.
     static func firstError(_ path: String, _ options: FrameOptions) async -> MediaMuxError? {
         do throws(MediaMuxError) {
-            for try await _ in MuxEngine().frames(of: path, options: options) {}
+            for try await _ in MuxEngine().previews.frames(of: path, options: options) {}
             return nil
         } catch {
             return error
@@ -621,19 +621,19 @@ struct PreviewTests {
         // Images and sheets give the same errors, and write nothing.
         let folder = try TemporaryFolder()
         await #expect(throws: MediaMuxError.fileNotFound(path: missing)) {
-            try await MuxEngine().writeFrames(of: missing, into: folder.path("frames"))
+            try await MuxEngine().previews.writeFrames(of: missing, into: folder.path("frames"))
         }
         await #expect(throws: MediaMuxError.noStream(kind: .video, path: song)) {
-            try await MuxEngine().contactSheet(of: song, output: folder.path("sheet.png"))
+            try await MuxEngine().previews.contactSheet(of: song, output: folder.path("sheet.png"))
         }
         await #expect(throws: MediaMuxError.noStream(kind: .video, path: song)) {
-            try await MuxEngine().previewClip(of: song, output: folder.path("clip.mp4"))
+            try await MuxEngine().previews.previewClip(of: song, output: folder.path("clip.mp4"))
         }
         #expect(folder.contents.isEmpty, "left behind: \(folder.contents)")
     }
 
     @Test func aStreamEndsAfterAnError() async throws {
-        var iterator = MuxEngine().frames(of: Fixtures.path("missing.mp4")).makeAsyncIterator()
+        var iterator = MuxEngine().previews.frames(of: Fixtures.path("missing.mp4")).makeAsyncIterator()
         await #expect(throws: MediaMuxError.fileNotFound(path: Fixtures.path("missing.mp4"))) { try await iterator.next() }
         #expect(try await iterator.next() == nil)
     }
@@ -645,7 +645,7 @@ struct PreviewTests {
         let task = Task { () -> (count: Int, error: MediaMuxError?) in
             var count = 0
             do throws(MediaMuxError) {
-                for try await _ in MuxEngine().frames(of: Self.longer, options: FrameOptions(selection: .all(), size: 160)) {
+                for try await _ in MuxEngine().previews.frames(of: Self.longer, options: FrameOptions(selection: .all(), size: 160)) {
                     count += 1
                     if count == 1 {
                         announce.yield()
@@ -670,7 +670,7 @@ struct PreviewTests {
         let folder = try TemporaryFolder()
         let target = folder.url.path
         let task = Task {
-            try await MuxEngine().writeFrames(of: Self.longer, into: target, options: FrameOptions(selection: .all(), size: 64))
+            try await MuxEngine().previews.writeFrames(of: Self.longer, into: target, options: FrameOptions(selection: .all(), size: 64))
         }
         task.cancel()
         await #expect(throws: MediaMuxError.cancelled(path: Self.longer)) { try await task.value }

@@ -91,7 +91,7 @@ struct RuntimeTests {
             for index in 0..<8 {
                 let into = folder.path("frames-\(index)")
                 group.addTask {
-                    let images = try await engine.writeFrames(
+                    let images = try await engine.previews.writeFrames(
                         of: Fixtures.path("h264_frame_index.mp4"), into: into,
                         options: FrameOptions(selection: .evenlySpaced(count: 3), size: 64)
                     ) { _ in threads.insertCurrent() }

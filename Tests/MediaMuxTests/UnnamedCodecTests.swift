@@ -28,7 +28,7 @@ struct UnnamedCodecTests {
             #expect(video.unreadableCodec == named)
             let folder = try TemporaryFolder()
             await #expect(throws: MediaMuxError.notMedia(path: Self.vvc, detail: "its video is \(named)")) {
-                _ = try await MuxEngine().contactSheet(of: Self.vvc, output: folder.path("sheet.png"))
+                _ = try await MuxEngine().previews.contactSheet(of: Self.vvc, output: folder.path("sheet.png"))
             }
             #expect(folder.contents.isEmpty)
         } else {

@@ -12,7 +12,7 @@ func previewBenchmarks(video: String, scratch: URL) {
 
     Benchmark("preview: 12 thumbnails, 320 px PNG", configuration: .init(setup: setup, teardown: teardown)) { benchmark in
         for _ in benchmark.scaledIterations {
-            let images = try await MuxEngine().writeFrames(
+            let images = try await MuxEngine().previews.writeFrames(
                 of: video, into: scratch.appendingPathComponent("frames").path,
                 options: FrameOptions(selection: .evenlySpaced(count: 12), size: 320), overwrite: true)
             blackHole(images)
@@ -21,7 +21,7 @@ func previewBenchmarks(video: String, scratch: URL) {
 
     Benchmark("preview: contact sheet, 12 frames", configuration: .init(setup: setup, teardown: teardown)) { benchmark in
         for _ in benchmark.scaledIterations {
-            let sheet = try await MuxEngine().contactSheet(
+            let sheet = try await MuxEngine().previews.contactSheet(
                 of: video, output: scratch.appendingPathComponent("sheet.png").path, overwrite: true)
             blackHole(sheet)
         }
@@ -29,7 +29,7 @@ func previewBenchmarks(video: String, scratch: URL) {
 
     Benchmark("preview: 2 s clip, 360p H.264 + AAC", configuration: .init(setup: setup, teardown: teardown)) { benchmark in
         for _ in benchmark.scaledIterations {
-            let clip = try await MuxEngine().previewClip(
+            let clip = try await MuxEngine().previews.previewClip(
                 of: video, output: scratch.appendingPathComponent("clip.mp4").path,
                 options: PreviewClipOptions(duration: 2), overwrite: true)
             blackHole(clip)
