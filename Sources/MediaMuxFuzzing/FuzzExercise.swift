@@ -10,7 +10,8 @@ import Darwin
 
 /// Everything MediaMux does with a file a user hands it, run over one input:
 /// the box reader, probing, planning, a merge with the input as the video
-/// and one with it as the soundtrack, and decoding frames. Both the fuzzer
+/// and one with it as the soundtrack, the first again as fragmented MP4
+/// streamed to a writer, and decoding frames. Both the fuzzer
 /// (`mediamux-fuzz` built with `-sanitize=fuzzer`) and the test suite (over
 /// the committed corpus) run it.
 ///
@@ -20,7 +21,7 @@ import Darwin
 ///   call, says what is wrong in the user's terms (not FFmpeg's text alone,
 ///   not `.unexpected`), and leaves nothing in the output folder;
 /// - every merge that succeeds wrote an MP4 MediaMux can probe again, with
-///   both streams;
+///   both streams (a streamed one, once its bytes are in a file);
 /// - every decoded frame holds the pixels its size says.
 package struct FuzzExercise: Sendable {
     /// One broken promise: which step, and what it did.
@@ -64,6 +65,7 @@ package struct FuzzExercise: Sendable {
         found += await probe()
         found += await merge(step: "merge as video", video: input, audio: audio)
         found += await merge(step: "merge as soundtrack", video: video, audio: input)
+        found += await streamedMerge()
         found += await decode(step: "frames evenly spaced", FrameSelection.evenlySpaced(count: 3))
         found += await decode(step: "frames from the start", FrameSelection.all(from: 0, to: 0.2))
         return found
@@ -110,6 +112,31 @@ package struct FuzzExercise: Sendable {
             }
         } catch {
             return [Violation(step: step, problem: "the merged file cannot be probed: \(error)")]
+        }
+        return leftovers(step: step, allowing: ["merged.mp4"])
+    }
+
+    /// The input as the video, merged as fragmented MP4 into a writer that
+    /// keeps the bytes; written to a file, they must probe with both streams.
+    private func streamedMerge() async -> [Violation] {
+        let step = "merge as video, streamed"
+        let pieces = Locked<[UInt8]>([])
+        let stream = MergeStream(name: "the fuzz stream") { piece in pieces.withLock { $0 += piece } }
+        do {
+            _ = try await engine.merging.merge(video: input, audio: audio, to: stream)
+        } catch {
+            return judge(error, step: step, subjects: [input, audio, stream.name]) + leftovers(step: step)
+        }
+        let bytes = pieces.withLock { $0 }
+        guard writeOutput(bytes) else { return [Violation(step: step, problem: "cannot write \(output)")] }
+        defer { unlink(output) }
+        do {
+            let written = try await engine.probe(output)
+            if written.video == nil || written.audio == nil {
+                return [Violation(step: step, problem: "the streamed file lacks a stream: \(written.streams.map(\.kind))")]
+            }
+        } catch {
+            return [Violation(step: step, problem: "the streamed file cannot be probed: \(error)")]
         }
         return leftovers(step: step, allowing: ["merged.mp4"])
     }
@@ -161,8 +188,12 @@ package struct FuzzExercise: Sendable {
         return [Violation(step: step, problem: "left behind \(left.sorted())")]
     }
 
-    private func writeInput(_ bytes: [UInt8]) -> Bool {
-        let descriptor = open(input, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    private func writeInput(_ bytes: [UInt8]) -> Bool { write(bytes, to: input) }
+
+    private func writeOutput(_ bytes: [UInt8]) -> Bool { write(bytes, to: output) }
+
+    private func write(_ bytes: [UInt8], to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         return writeFully(descriptor, bytes, at: 0)

@@ -7,9 +7,12 @@ internal import CFFmpeg
 /// completes it. A fragment starts at every video keyframe, and after
 /// `longest` at the latest; the muxer holds one fragment at a time.
 ///
-/// The initialisation segment is held back until the first packets are
-/// known, and goes out with the plan's edit lists, durations (mvhd, tkhd,
-/// mehd), sample entries and metadata, as the file layout's moov gets them.
+/// The muxer writes its moov with the first fragment (`delay_moov`), so
+/// that sample entries it completes from the first packets (VP9's vpcC, an
+/// H.264 avcC from a stream without one) are whole. Everything is held back
+/// until that moov is complete, and goes out with the plan's edit lists,
+/// durations (mvhd, tkhd, mehd), sample entries and metadata, as the file
+/// layout's moov gets them.
 final class FragmentedWriter: MovieWriter {
     private let plan: MergePlan
     private let longest: MediaTime
@@ -20,6 +23,8 @@ final class FragmentedWriter: MovieWriter {
     private var stream: UnsafeMutablePointer<AVIOContext>?
     /// The muxer's bytes until the initialisation segment is rewritten; nil after.
     private var held: [UInt8]? = []
+    /// What the moov must say, once the first packets are known.
+    private var rewrite: MovieRewrite?
     /// Why the sink took no more (its error, which FFmpeg's return code cannot carry).
     private var failure: (any Error)?
     private var bytesWritten = 0
@@ -53,7 +58,7 @@ final class FragmentedWriter: MovieWriter {
             // composition offsets), which 5.1 does not; one layout on every
             // release keeps the edit lists below exact. (Nor the `cmfc`
             // brand, which a file of two tracks cannot carry.)
-            "movflags": "frag_keyframe+empty_moov+default_base_moof+skip_trailer",
+            "movflags": "frag_keyframe+empty_moov+delay_moov+default_base_moof+skip_trailer",
             "frag_duration": String(longest.converted(to: 1_000_000, rounding: .down).value),
             // The fragments' media timelines start at each track's first
             // packet, as a movie's do: the plan's edit lists place them.
@@ -65,17 +70,8 @@ final class FragmentedWriter: MovieWriter {
     }
 
     func begin(_ rewrite: MovieRewrite) throws {
-        guard let header = held else { return }
-        held = nil
-        var segment: [UInt8]
-        do {
-            segment = try Self.initializationSegment(header, rewrite: rewrite)
-        } catch {
-            throw movieHeaderDefect(error, output: sink.name)
-        }
-        try segment.withUnsafeBytes { try sink.write($0) }
-        bytesWritten += segment.count
-        segment = []
+        self.rewrite = rewrite
+        try releaseHeldBytes()
     }
 
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
@@ -84,6 +80,9 @@ final class FragmentedWriter: MovieWriter {
 
     func finish() throws {
         try sinkErrors { try muxer.finish() }
+        guard held == nil else {
+            throw movieHeaderDefect(BoxFailure.layoutMismatch("the muxer wrote no whole moov"), output: sink.name)
+        }
         try sink.finish()
     }
 
@@ -92,21 +91,45 @@ final class FragmentedWriter: MovieWriter {
         return try temporary.commit(overwrite: plan.overwrite)
     }
 
-    /// FFmpeg's bytes: held back before `begin`, to the sink after.
+    /// FFmpeg's bytes: held back until the moov is complete and rewritten, to the sink after.
     fileprivate func take(_ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard failure == nil else { return FFmpegCode.brokenPipe }
-        if held != nil {
-            held! += bytes
-            return Int32(bytes.count)
-        }
         do {
-            try sink.write(bytes)
-            bytesWritten += bytes.count
+            if held != nil {
+                held! += bytes
+                try releaseHeldBytes()
+            } else {
+                try sink.write(bytes)
+                bytesWritten += bytes.count
+            }
             return Int32(bytes.count)
         } catch {
             failure = error
             return FFmpegCode.brokenPipe
         }
+    }
+
+    /// Once the plan's rewrite is known and the held bytes hold a whole
+    /// moov: the bytes with that moov rewritten, to the sink.
+    private func releaseHeldBytes() throws {
+        guard let rewrite, let bytes = held else { return }
+        let rewritten: (bytes: [UInt8], emptyConfiguration: Int?)?
+        do {
+            rewritten = try Self.rewritingMovieHeader(in: bytes, as: rewrite)
+        } catch {
+            throw movieHeaderDefect(error, output: sink.name)
+        }
+        guard let (segment, empty) = rewritten else { return }
+        if let empty {
+            // The movie layout's muxer keeps no packet of such a stream (see the Remuxer's check).
+            let kind = empty == 0 ? "video" : "audio"
+            throw MediaMuxError.damaged(
+                path: plan.tracks[empty].path,
+                detail: "its first \(kind) packet does not hold the codec configuration MP4 needs, and the stream has none of its own")
+        }
+        held = nil
+        try segment.withUnsafeBytes { try sink.write($0) }
+        bytesWritten += segment.count
     }
 
     /// The sink's own error in place of the code FFmpeg returned for it.
@@ -123,28 +146,30 @@ final class FragmentedWriter: MovieWriter {
         if let failure { throw failure }
     }
 
-    /// The header FFmpeg's muxer wrote (ftyp, moov) with its moov rewritten as planned.
-    static func initializationSegment(_ header: [UInt8], rewrite: MovieRewrite) throws -> [UInt8] {
-        var result: [UInt8] = []
+    /// The muxer's first bytes (ftyp, moov, then the start of the first
+    /// fragment) with the moov rewritten as planned; nil while the moov is
+    /// not all there yet; and the first track whose codec configuration the
+    /// muxer left empty, if any.
+    static func rewritingMovieHeader(in bytes: [UInt8], as rewrite: MovieRewrite) throws -> (bytes: [UInt8], emptyConfiguration: Int?)? {
         var offset = 0
-        var rewritten = false
-        while offset + 8 <= header.count {
-            let size = Int(BoxBuffer.be32(header, offset))
-            guard size >= 8, offset + size <= header.count else { throw BoxFailure.malformed("a box at \(offset) overruns the header") }
-            let box = Array(header[offset..<offset + size])
-            if String(decoding: header[offset + 4..<offset + 8], as: UTF8.self) == "moov" {
-                var tree = try MovieTree(moovBytes: box)
-                try MovieRewriter.apply(rewrite, to: &tree)
-                try MovieRewriter.declareFragmentedDuration(rewrite.movieEnd, in: &tree.root)
-                result += tree.bytes
-                rewritten = true
-            } else {
-                result += box
+        while offset + 8 <= bytes.count {
+            var size = Int(BoxBuffer.be32(bytes, offset))
+            if size == 1 {
+                guard offset + 16 <= bytes.count else { return nil }
+                size = Int(clamping: BoxBuffer.be64(bytes, offset + 8))
             }
-            offset += size
+            guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
+            guard String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self) == "moov" else {
+                offset += size
+                continue
+            }
+            guard offset + size <= bytes.count else { return nil }
+            var tree = try MovieTree(moovBytes: Array(bytes[offset..<offset + size]))
+            try MovieRewriter.apply(rewrite, to: &tree)
+            try MovieRewriter.declareFragmentedDuration(rewrite.movieEnd, in: &tree.root)
+            return (Array(bytes[..<offset]) + tree.bytes + bytes[(offset + size)...], MovieRewriter.trackWithEmptyConfiguration(in: tree))
         }
-        guard rewritten, offset == header.count else { throw BoxFailure.layoutMismatch("no whole moov in the initialisation segment") }
-        return result
+        return nil
     }
 }
 

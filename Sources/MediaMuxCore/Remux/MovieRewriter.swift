@@ -159,6 +159,24 @@ struct MovieRewriter {
         moov.children![index] = BoxNode(type: "mvex", head: [], children: [BoxNode(type: "mehd", head: head)] + others)
     }
 
+    /// The index of the first track whose sample entry has a codec
+    /// configuration box too short to hold one: what FFmpeg's muxer writes
+    /// when it must derive the configuration from the packets (a VP9 or AV1
+    /// stream from Matroska without CodecPrivate) and the first one does
+    /// not parse. Nil when every one is whole.
+    static func trackWithEmptyConfiguration(in tree: MovieTree) -> Int? {
+        // The least payload each configuration record has (the full box's 4 bytes included).
+        let least = ["vpcC": 12, "av1C": 4, "avcC": 7, "hvcC": 23]
+        let tracks = tree.root.children?.filter { $0.type == "trak" } ?? []
+        for (index, trak) in tracks.enumerated() {
+            guard let entry = trak.first("mdia/minf/stbl/stsd")?.children?.first else { continue }
+            for box in entry.children ?? [] {
+                if let needed = least[box.type], box.byteCount - 8 < needed { return index }
+            }
+        }
+        return nil
+    }
+
     // MARK: Metadata
 
     /// Adds the source's metadata boxes; where the muxer wrote a box of the
