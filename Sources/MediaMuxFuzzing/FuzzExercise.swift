@@ -104,16 +104,7 @@ package struct FuzzExercise: Sendable {
         } catch {
             return judge(error, step: step, subjects: [video, audio, output]) + leftovers(step: step)
         }
-        defer { unlink(output) }
-        do {
-            let written = try await engine.probe(output)
-            if written.video == nil || written.audio == nil {
-                return [Violation(step: step, problem: "the merged file lacks a stream: \(written.streams.map(\.kind))")]
-            }
-        } catch {
-            return [Violation(step: step, problem: "the merged file cannot be probed: \(error)")]
-        }
-        return leftovers(step: step, allowing: ["merged.mp4"])
+        return await checkOutput(step: step)
     }
 
     /// The input as the video, merged as fragmented MP4 into a writer that
@@ -129,14 +120,19 @@ package struct FuzzExercise: Sendable {
         }
         let bytes = pieces.withLock { $0 }
         guard writeOutput(bytes) else { return [Violation(step: step, problem: "cannot write \(output)")] }
+        return await checkOutput(step: step)
+    }
+
+    /// A merge's output must probe with both streams, and be all it left; it is removed after.
+    private func checkOutput(step: String) async -> [Violation] {
         defer { unlink(output) }
         do {
             let written = try await engine.probe(output)
             if written.video == nil || written.audio == nil {
-                return [Violation(step: step, problem: "the streamed file lacks a stream: \(written.streams.map(\.kind))")]
+                return [Violation(step: step, problem: "the merged file lacks a stream: \(written.streams.map(\.kind))")]
             }
         } catch {
-            return [Violation(step: step, problem: "the streamed file cannot be probed: \(error)")]
+            return [Violation(step: step, problem: "the merged file cannot be probed: \(error)")]
         }
         return leftovers(step: step, allowing: ["merged.mp4"])
     }
