@@ -27,9 +27,12 @@ package final class MuxerHandle {
     }
 
     deinit {
-        if ownsFile { avio_closep(&context.pointee.pb) }
-        // A stream's AVIO context is its owner's to free.
-        if !ownsFile { context.pointee.pb = nil }
+        if ownsFile {
+            avio_closep(&context.pointee.pb)
+        } else {
+            // A stream's AVIO context is its owner's to free.
+            context.pointee.pb = nil
+        }
         avformat_free_context(context)
     }
 
