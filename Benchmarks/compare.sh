@@ -16,6 +16,10 @@
 #        MAX_RSS_SHARE=0.85  fail if ours' peak RSS (10 min input) is above this share of ffmpeg's in the same run
 #        MAX_RSS_MIB=...     or above this many MiB, when set (instead of the share)
 #        MAX_GROWTH_MIB=8    fail if ours' peak RSS grows more than this from 10 s to 10 min
+#        MAX_STREAM_RATIO=0.8, MAX_STREAM_RSS=0.85: the same merge as fragmented MP4 on
+#                            standard output (`muxctl merge V A - >/dev/null`) against
+#                            `ffmpeg ... -movflags frag_keyframe+empty_moov -f mp4 - >/dev/null`:
+#                            fail if its wall time or peak RSS is above this share of ffmpeg's
 #        KEEP_OUTPUTS=1      keep the merged outputs in Benchmarks/work/
 #        (download.sh's MAX_DL_*, preview.sh's MAX_THUMB_RATIO, MAX_CLIP_RATIO and
 #        transcode.sh's MAX_TRANSCODE_* and batch.sh's MAX_BATCH_* limits, see there)
@@ -27,6 +31,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MAX_RATIO="${MAX_RATIO:-1.0}"
 MAX_RSS_SHARE="${MAX_RSS_SHARE:-0.85}"
 MAX_GROWTH_MIB="${MAX_GROWTH_MIB:-8}"
+MAX_STREAM_RATIO="${MAX_STREAM_RATIO:-0.8}"
+MAX_STREAM_RSS="${MAX_STREAM_RSS:-0.85}"
 MODE="${1:-}"
 case "$MODE" in "" | --inputs-only | --merge-only) ;; *) die "usage: compare.sh [--inputs-only | --merge-only]" ;; esac
 command -v ffprobe >/dev/null || die "ffprobe not found (apt-get install ffmpeg)"
@@ -51,16 +57,21 @@ argv_for() {
         ours)   CMD=("$MUXCTL" merge --force --quiet "$2" "$3" "$4") ;;
         ffmpeg) CMD=(ffmpeg -nostdin -v error -y -i "$2" -i "$3" -map 0:v -map 1:a -c copy -shortest "$4") ;;
         cp)     CMD=(cp "$2" "$4") ;;
+        # Fragmented MP4 to standard output, piped to /dev/null.
+        stream) CMD=(sh -c 'exec "$0" merge --quiet "$1" "$2" - >/dev/null' "$MUXCTL" "$2" "$3") ;;
+        ffstream)
+            CMD=(sh -c 'exec ffmpeg -nostdin -v error -i "$0" -i "$1" -map 0:v -map 1:a -c copy -shortest -movflags frag_keyframe+empty_moov -f mp4 - >/dev/null' "$2" "$3") ;;
     esac
 }
-out_for() { case $1 in ours) echo "$OUT_OURS" ;; ffmpeg) echo "$OUT_FF" ;; cp) echo "$OUT_CP" ;; esac; }
+# The file a command writes (none for the streamed ones).
+out_for() { case $1 in ours) echo "$OUT_OURS" ;; ffmpeg) echo "$OUT_FF" ;; cp) echo "$OUT_CP" ;; *) echo "" ;; esac; }
 
 # measure NAME VIDEO AUDIO -> T_SECS, T_KIB (see timed). Each run writes a new
 # file: the old output is removed and dirty pages are flushed first, untimed.
 measure() {
     local name=$1 video=$2 audio=$3 out
     out=$(out_for "$name")
-    rm -f "$out"
+    [[ -n "$out" ]] && rm -f "$out"
     sync
     argv_for "$name" "$video" "$audio" "$out"
     timed "${CMD[@]}"
@@ -79,21 +90,21 @@ measure_over() {
 
 say "== merge warm-up (untimed): page cache and binaries"
 cat "$V_LONG" "$A_LONG" "$V_SHORT" "$A_SHORT" >/dev/null
-for name in ours ffmpeg cp; do measure "$name" "$V_LONG" "$A_LONG"; done
+for name in ours ffmpeg cp stream ffstream; do measure "$name" "$V_LONG" "$A_LONG"; done
 measure ours "$V_SHORT" "$A_SHORT"
 
 declare -A WALL RSS OVER
-for name in ours ffmpeg cp; do WALL[$name]=""; RSS[$name]=""; OVER[$name]=""; done
+for name in ours ffmpeg cp stream ffstream; do WALL[$name]=""; RSS[$name]=""; OVER[$name]=""; done
 RSS_SHORT=""
 
 for ((run = 1; run <= RUNS; run++)); do
-    mapfile -t order < <(in_order "$run" ours ffmpeg cp)
+    mapfile -t order < <(in_order "$run" ours ffmpeg cp stream ffstream)
     for name in "${order[@]}"; do
         measure "$name" "$V_LONG" "$A_LONG"
         record "$name" "$run"
     done
     for name in "${order[@]}"; do
-        [[ $name == cp ]] && continue
+        [[ $name == ours || $name == ffmpeg ]] || continue
         measure_over "$name"
         OVER[$name]+="$T_SECS"$'\n'
         say "   run $run/$RUNS  $(printf '%-6s' "$name")  ${T_SECS} s  over the existing output"
@@ -117,6 +128,10 @@ MAX_RSS_MIB="${MAX_RSS_MIB:-$(awk -v f="$M_FF" -v s="$MAX_RSS_SHARE" 'BEGIN { pr
 M_SHORT=$(med_mib "$RSS_SHORT")
 RATIO=$(ratio "$W_OURS" "$W_FF")
 GROWTH=$(minus "$M_OURS" "$M_SHORT")
+W_STREAM=$(med_wall stream); W_FFSTREAM=$(med_wall ffstream)
+M_STREAM=$(med_mib "${RSS[stream]}"); M_FFSTREAM=$(med_mib "${RSS[ffstream]}")
+STREAM_RATIO=$(ratio "$W_STREAM" "$W_FFSTREAM")
+STREAM_RSS=$(ratio "$M_STREAM" "$M_FFSTREAM")
 
 echo
 echo "MediaMux vs ffmpeg: 10 min 1280x720 H.264 ($(size_mib "$V_LONG") MiB) + 10 min AAC ($(size_mib "$A_LONG") MiB), median of $RUNS runs"
@@ -124,6 +139,8 @@ printf '%-28s %12s %14s %14s\n' "command" "wall (s)" "peak RSS (MiB)" "output (M
 printf '%-28s %12s %14s %14s\n' "muxctl merge (faststart)" "$W_OURS" "$M_OURS" "$(size_mib "$OUT_OURS")"
 printf '%-28s %12s %14s %14s\n' "ffmpeg -c copy -shortest" "$W_FF" "$M_FF" "$(size_mib "$OUT_FF")"
 printf '%-28s %12s %14s %14s\n' "cp (floor)" "$W_CP" "$M_CP" "$(size_mib "$OUT_CP")"
+printf '%-28s %12s %14s\n' "muxctl merge V A - (fMP4)" "$W_STREAM" "$M_STREAM"
+printf '%-28s %12s %14s\n' "ffmpeg frag_keyframe -f mp4 -" "$W_FFSTREAM" "$M_FFSTREAM"
 printf '%-28s %12s\n' "muxctl merge --force, over" "$O_OURS"
 printf '%-28s %12s\n' "ffmpeg -y, over" "$O_FF"
 echo
@@ -133,11 +150,14 @@ echo "ours peak RSS, 10 s inputs:    $M_SHORT MiB"
 echo "ours peak RSS, 10 min inputs:  $M_OURS MiB   (limit $MAX_RSS_MIB: ${MAX_RSS_SHARE} x ffmpeg's $M_FF MiB unless MAX_RSS_MIB is set)"
 echo "growth 10 s -> 10 min:         $GROWTH MiB   (limit $MAX_GROWTH_MIB)"
 echo "output durations (s):          ours $(dur "$OUT_OURS"), ffmpeg $(dur "$OUT_FF")"
+echo "streamed fMP4, ours/ffmpeg:    wall $STREAM_RATIO (limit $MAX_STREAM_RATIO), peak RSS $STREAM_RSS (limit $MAX_STREAM_RSS)"
 
 check_max "$RATIO" "$MAX_RATIO" "muxctl is slower than ffmpeg (ratio $RATIO > $MAX_RATIO)"
 check_max "$RATIO_OVER" "$MAX_RATIO" "muxctl over an existing output is slower than ffmpeg -y (ratio $RATIO_OVER > $MAX_RATIO)"
 check_max "$M_OURS" "$MAX_RSS_MIB" "muxctl peak RSS $M_OURS MiB > $MAX_RSS_MIB MiB"
 check_max "$GROWTH" "$MAX_GROWTH_MIB" "muxctl peak RSS grows $GROWTH MiB from 10 s to 10 min inputs (> $MAX_GROWTH_MIB MiB)"
+check_max "$STREAM_RATIO" "$MAX_STREAM_RATIO" "muxctl streaming fragmented MP4 is not fast enough against ffmpeg's (ratio $STREAM_RATIO > $MAX_STREAM_RATIO)"
+check_max "$STREAM_RSS" "$MAX_STREAM_RSS" "muxctl streaming fragmented MP4 peaks too high against ffmpeg's (ratio $STREAM_RSS > $MAX_STREAM_RSS)"
 ((STATUS == 0)) && echo "OK"
 
 # ---------------------------------------------------------------- download, preview, transcode, batch

@@ -15,7 +15,7 @@ public import AsyncHTTPClient
 ///   the thread doing the work (a pool thread; for a download's progress,
 ///   a thread of NIO's shared pool), never two at once for one call: keep them short.
 /// - Errors: every call throws `MediaMuxError` alone; switch on its `kind`.
-///   Each call lists the cases it throws; any may also throw `.unexpected`,
+///   Each call lists the codes it throws; any may also throw `.unexpected`,
 ///   which is a defect to report.
 /// - Cancellation: every call is cancelled with its Task and then throws
 ///   `MediaMuxError.cancelled(path:)`. A cancelled merge or preview leaves no

@@ -4,15 +4,33 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// Every failure MediaMux reports. Each case names the file it is about, so a
-/// message can always say which input or output went wrong; `description` is
-/// the one line a command-line tool prints (muxctl adds a hint of its own
-/// where there is an obvious next step).
+/// Every failure MediaMux reports: a struct with a `code`, so that later
+/// releases can add codes without breaking a caller's `switch`. Each error
+/// names the file or URL it is about (`subject`), so a message can always say
+/// which input or output went wrong; `description` is the one line a
+/// command-line tool prints (muxctl adds a hint of its own where there is an
+/// obvious next step).
 ///
 /// Every public call throws this type alone (typed throws), so a `catch`
-/// gets it without a cast. `kind` groups the cases for callers that handle
-/// them alike; `subject` is the file or URL the error is about.
-public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
+/// gets it without a cast. Switch on `kind` (a closed set: whose failure it
+/// is) to decide what to do, or compare `code` with the codes you handle:
+///
+/// ```swift
+/// do {
+///     try await engine.merge(video: video, audio: audio, output: output)
+/// } catch let error where error.code == .outputExists {
+///     // ask before overwriting
+/// } catch {
+///     switch error.kind {
+///     case .input: ...
+///     default: ...
+///     }
+/// }
+/// ```
+///
+/// The static functions named like the codes (`.fileNotFound(path:)`) make
+/// one, for a test's expected error or a caller's own.
+public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which kind of stream an error is about.
     public enum StreamKind: String, Sendable, Equatable {
         /// `video` for a video stream (cover art does not count), `audio` for
@@ -20,77 +38,270 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case video, audio
     }
 
+    /// What went wrong, and with it the details each code carries. Package
+    /// code matches on it; callers outside see `code` and the properties.
+    package enum Failure: Sendable, Equatable {
+        // One case for each code; the public factories below say what each means.
+        case fileNotFound(path: String)
+        case notAFile(path: String)
+        case unreadable(path: String, reason: String)
+        case notMedia(path: String, detail: String)
+        case damaged(path: String, detail: String)
+        case noStream(kind: StreamKind, path: String)
+        case streamIndexOutOfRange(kind: StreamKind, index: Int, available: Int, path: String)
+        case unknownDuration(kind: StreamKind, path: String)
+        case unsupportedOutputExtension(path: String, extension: String)
+        case codecNotSupportedInContainer(codec: String, container: String, path: String)
+        case outputExists(path: String)
+        case outputDirectoryMissing(path: String)
+        case outputNotWritable(path: String, reason: String)
+        case invalidOption(option: String, message: String)
+        case unsupportedURL(url: String, reason: String)
+        case http(status: Int, url: String)
+        case network(url: String, reason: String)
+        case tooLarge(url: String, limit: Int64)
+        case incomplete(url: String, received: Int64, expected: Int64)
+        case checksumMismatch(url: String, expected: String, actual: String)
+        case notAudio(url: String, contentType: String?, detail: String)
+        case cache(path: String, reason: String)
+        case ffmpeg(operation: String, path: String, code: Int32, message: String)
+        case cancelled(path: String)
+        case runtimeStopped
+        case unexpected(path: String, detail: String)
+    }
+
+    /// What went wrong, with its details.
+    package let failure: Failure
+
+    package init(_ failure: Failure) { self.failure = failure }
+
+    /// What went wrong, as a name programs compare (`error.code == .outputExists`).
+    /// Later releases may add codes, so a `switch` over codes needs a
+    /// `default`; each code belongs to one `kind`, which is a closed set.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as the static property is named (`fileNotFound`);
+        /// muxctl's `--json` reports carry it.
+        public let name: String
+        /// Whose failure an error with this code is.
+        public let kind: Kind
+
+        private init(_ name: String, _ kind: Kind) {
+            self.name = name
+            self.kind = kind
+        }
+
+        /// The name.
+        public var description: String { name }
+
+        /// See `MediaMuxError.fileNotFound`.
+        public static let fileNotFound = Code("fileNotFound", .input)
+        /// See `MediaMuxError.notAFile`.
+        public static let notAFile = Code("notAFile", .input)
+        /// See `MediaMuxError.unreadable`.
+        public static let unreadable = Code("unreadable", .input)
+        /// See `MediaMuxError.notMedia`.
+        public static let notMedia = Code("notMedia", .input)
+        /// See `MediaMuxError.damaged`.
+        public static let damaged = Code("damaged", .input)
+        /// See `MediaMuxError.noStream`.
+        public static let noStream = Code("noStream", .input)
+        /// See `MediaMuxError.streamIndexOutOfRange`.
+        public static let streamIndexOutOfRange = Code("streamIndexOutOfRange", .option)
+        /// See `MediaMuxError.unknownDuration`.
+        public static let unknownDuration = Code("unknownDuration", .input)
+        /// See `MediaMuxError.unsupportedOutputExtension`.
+        public static let unsupportedOutputExtension = Code("unsupportedOutputExtension", .output)
+        /// See `MediaMuxError.codecNotSupportedInContainer`.
+        public static let codecNotSupportedInContainer = Code("codecNotSupportedInContainer", .output)
+        /// See `MediaMuxError.outputExists`.
+        public static let outputExists = Code("outputExists", .output)
+        /// See `MediaMuxError.outputDirectoryMissing`.
+        public static let outputDirectoryMissing = Code("outputDirectoryMissing", .output)
+        /// See `MediaMuxError.outputNotWritable`.
+        public static let outputNotWritable = Code("outputNotWritable", .output)
+        /// See `MediaMuxError.invalidOption`.
+        public static let invalidOption = Code("invalidOption", .option)
+        /// See `MediaMuxError.unsupportedURL`.
+        public static let unsupportedURL = Code("unsupportedURL", .option)
+        /// See `MediaMuxError.http`.
+        public static let http = Code("http", .network)
+        /// See `MediaMuxError.network`.
+        public static let network = Code("network", .network)
+        /// See `MediaMuxError.tooLarge`.
+        public static let tooLarge = Code("tooLarge", .network)
+        /// See `MediaMuxError.incomplete`.
+        public static let incomplete = Code("incomplete", .network)
+        /// See `MediaMuxError.checksumMismatch`.
+        public static let checksumMismatch = Code("checksumMismatch", .network)
+        /// See `MediaMuxError.notAudio`.
+        public static let notAudio = Code("notAudio", .input)
+        /// See `MediaMuxError.cache`.
+        public static let cache = Code("cache", .output)
+        /// See `MediaMuxError.ffmpeg`.
+        public static let ffmpeg = Code("ffmpeg", .ffmpeg)
+        /// See `MediaMuxError.cancelled`.
+        public static let cancelled = Code("cancelled", .cancelled)
+        /// See `MediaMuxError.runtimeStopped`.
+        public static let runtimeStopped = Code("runtimeStopped", .option)
+        /// See `MediaMuxError.unexpected`.
+        public static let unexpected = Code("unexpected", .unexpected)
+    }
+
+    /// This error's code.
+    public var code: Code {
+        switch failure {
+        case .fileNotFound: return .fileNotFound
+        case .notAFile: return .notAFile
+        case .unreadable: return .unreadable
+        case .notMedia: return .notMedia
+        case .damaged: return .damaged
+        case .noStream: return .noStream
+        case .streamIndexOutOfRange: return .streamIndexOutOfRange
+        case .unknownDuration: return .unknownDuration
+        case .unsupportedOutputExtension: return .unsupportedOutputExtension
+        case .codecNotSupportedInContainer: return .codecNotSupportedInContainer
+        case .outputExists: return .outputExists
+        case .outputDirectoryMissing: return .outputDirectoryMissing
+        case .outputNotWritable: return .outputNotWritable
+        case .invalidOption: return .invalidOption
+        case .unsupportedURL: return .unsupportedURL
+        case .http: return .http
+        case .network: return .network
+        case .tooLarge: return .tooLarge
+        case .incomplete: return .incomplete
+        case .checksumMismatch: return .checksumMismatch
+        case .notAudio: return .notAudio
+        case .cache: return .cache
+        case .ffmpeg: return .ffmpeg
+        case .cancelled: return .cancelled
+        case .runtimeStopped: return .runtimeStopped
+        case .unexpected: return .unexpected
+        }
+    }
+
     /// No file at `path` (or a folder in the path is missing).
-    case fileNotFound(path: String)
+    public static func fileNotFound(path: String) -> MediaMuxError {
+        MediaMuxError(.fileNotFound(path: path))
+    }
     /// `path` is a folder where a media file was expected.
-    case notAFile(path: String)
+    public static func notAFile(path: String) -> MediaMuxError {
+        MediaMuxError(.notAFile(path: path))
+    }
     /// The file exists but cannot be opened or read; `reason` is the system's
     /// or FFmpeg's word for why.
-    case unreadable(path: String, reason: String)
+    public static func unreadable(path: String, reason: String) -> MediaMuxError {
+        MediaMuxError(.unreadable(path: path, reason: reason))
+    }
     /// The file is empty, or no format MediaMux reads recognises it.
-    case notMedia(path: String, detail: String)
+    public static func notMedia(path: String, detail: String) -> MediaMuxError {
+        MediaMuxError(.notMedia(path: path, detail: detail))
+    }
     /// The file is recognised but cannot be read through: truncated,
     /// corrupt, missing what its format requires, or changed since it was
     /// probed.
-    case damaged(path: String, detail: String)
+    public static func damaged(path: String, detail: String) -> MediaMuxError {
+        MediaMuxError(.damaged(path: path, detail: detail))
+    }
     /// The file has no stream of that kind (a video without pictures, an
     /// audio file without sound).
-    case noStream(kind: StreamKind, path: String)
+    public static func noStream(kind: StreamKind, path: String) -> MediaMuxError {
+        MediaMuxError(.noStream(kind: kind, path: path))
+    }
     /// A stream index asked for is not in the file, which has `available`
     /// streams of that kind.
-    case streamIndexOutOfRange(kind: StreamKind, index: Int, available: Int, path: String)
+    public static func streamIndexOutOfRange(kind: StreamKind, index: Int, available: Int, path: String) -> MediaMuxError {
+        MediaMuxError(.streamIndexOutOfRange(kind: kind, index: index, available: available, path: path))
+    }
     /// Neither the container nor the packets say where the stream starts and
     /// ends, so it cannot be cut or placed exactly.
-    case unknownDuration(kind: StreamKind, path: String)
+    public static func unknownDuration(kind: StreamKind, path: String) -> MediaMuxError {
+        MediaMuxError(.unknownDuration(kind: kind, path: path))
+    }
     /// The output's name does not end in an extension MediaMux writes
     /// (`extension` is empty when it has none).
-    case unsupportedOutputExtension(path: String, extension: String)
+    public static func unsupportedOutputExtension(path: String, extension ext: String) -> MediaMuxError {
+        MediaMuxError(.unsupportedOutputExtension(path: path, extension: ext))
+    }
     /// The output's container cannot hold `codec` as it is, and the stream
     /// is copied: video always is, audio when copying was asked for.
-    case codecNotSupportedInContainer(codec: String, container: String, path: String)
+    public static func codecNotSupportedInContainer(codec: String, container: String, path: String) -> MediaMuxError {
+        MediaMuxError(.codecNotSupportedInContainer(codec: codec, container: container, path: path))
+    }
     /// The output exists and the call was not asked to overwrite it.
-    case outputExists(path: String)
+    public static func outputExists(path: String) -> MediaMuxError {
+        MediaMuxError(.outputExists(path: path))
+    }
     /// The folder the output should go in does not exist.
-    case outputDirectoryMissing(path: String)
+    public static func outputDirectoryMissing(path: String) -> MediaMuxError {
+        MediaMuxError(.outputDirectoryMissing(path: path))
+    }
     /// The output cannot be created, written or moved into place; `reason`
     /// says why.
-    case outputNotWritable(path: String, reason: String)
+    public static func outputNotWritable(path: String, reason: String) -> MediaMuxError {
+        MediaMuxError(.outputNotWritable(path: path, reason: reason))
+    }
     /// An option, or a combination of options, asks for something
-    /// impossible; the message names it and says what is allowed.
-    case invalidOption(String)
+    /// impossible: `option` is the option's name in the library's terms
+    /// (`videoQuality`, `shard`, a manifest's `jobs[2].rotate`), and the
+    /// message names it and says what is allowed.
+    public static func invalidOption(option: String, message: String) -> MediaMuxError {
+        MediaMuxError(.invalidOption(option: option, message: message))
+    }
     /// The URL cannot be downloaded: not http or https, or without a host.
-    case unsupportedURL(url: String, reason: String)
+    public static func unsupportedURL(url: String, reason: String) -> MediaMuxError {
+        MediaMuxError(.unsupportedURL(url: url, reason: reason))
+    }
     /// The server answered with this status, after any retries.
-    case http(status: Int, url: String)
+    public static func http(status: Int, url: String) -> MediaMuxError {
+        MediaMuxError(.http(status: status, url: url))
+    }
     /// The exchange with the server failed (no connection, a timeout, TLS,
     /// too many redirects, an answer that is not HTTP), after any retries.
-    case network(url: String, reason: String)
+    public static func network(url: String, reason: String) -> MediaMuxError {
+        MediaMuxError(.network(url: url, reason: reason))
+    }
     /// The body is larger than the limit asked for, in bytes.
-    case tooLarge(url: String, limit: Int64)
+    public static func tooLarge(url: String, limit: Int64) -> MediaMuxError {
+        MediaMuxError(.tooLarge(url: url, limit: limit))
+    }
     /// The body ended before the length the server announced, after any retries.
-    case incomplete(url: String, received: Int64, expected: Int64)
+    public static func incomplete(url: String, received: Int64, expected: Int64) -> MediaMuxError {
+        MediaMuxError(.incomplete(url: url, received: received, expected: expected))
+    }
     /// The body's SHA-256 is not the one expected (both lowercase hex).
-    case checksumMismatch(url: String, expected: String, actual: String)
+    public static func checksumMismatch(url: String, expected: String, actual: String) -> MediaMuxError {
+        MediaMuxError(.checksumMismatch(url: url, expected: expected, actual: actual))
+    }
     /// The downloaded body is not audio (an HTML error page served with
     /// 200, say), with the Content-Type the server gave, if any.
-    case notAudio(url: String, contentType: String?, detail: String)
+    public static func notAudio(url: String, contentType: String?, detail: String) -> MediaMuxError {
+        MediaMuxError(.notAudio(url: url, contentType: contentType, detail: detail))
+    }
     /// The download cache at `path` cannot be used.
-    case cache(path: String, reason: String)
+    public static func cache(path: String, reason: String) -> MediaMuxError {
+        MediaMuxError(.cache(path: path, reason: reason))
+    }
     /// An FFmpeg call failed at `operation`, with its error code (a negative
     /// AVERROR) and message.
-    case ffmpeg(operation: String, path: String, code: Int32, message: String)
+    public static func ffmpeg(operation: String, path: String, code: Int32, message: String) -> MediaMuxError {
+        MediaMuxError(.ffmpeg(operation: operation, path: path, code: code, message: message))
+    }
     /// The Task was cancelled, and the call has cleaned up before throwing
     /// this: no output and no temporary file (a download keeps the bytes so
     /// far for the next call to resume from).
-    case cancelled(path: String)
+    public static func cancelled(path: String) -> MediaMuxError {
+        MediaMuxError(.cancelled(path: path))
+    }
     /// The runtime's thread pool was shut down before the work could run.
-    case runtimeStopped
+    public static var runtimeStopped: MediaMuxError { MediaMuxError(.runtimeStopped) }
     /// A failure MediaMux did not expect, about `path`: a defect to report.
-    case unexpected(path: String, detail: String)
+    public static func unexpected(path: String, detail: String) -> MediaMuxError {
+        MediaMuxError(.unexpected(path: path, detail: detail))
+    }
 
     /// The one-line message: the file or URL, then what is wrong with it.
     public var description: String {
-        switch self {
+        switch failure {
         case .fileNotFound(let path):
             return "\(path): no such file"
         case .notAFile(let path):
@@ -118,7 +329,7 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): the output folder does not exist"
         case .outputNotWritable(let path, let reason):
             return "\(path): cannot be written (\(reason))"
-        case .invalidOption(let message):
+        case .invalidOption(_, let message):
             return message
         case .unsupportedURL(let url, let reason):
             return "\(url): \(reason)"
@@ -165,30 +376,13 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case unexpected
     }
 
-    /// Which kind of failure this is.
-    public var kind: Kind {
-        switch self {
-        case .fileNotFound, .notAFile, .unreadable, .notMedia, .damaged, .noStream, .unknownDuration, .notAudio:
-            return .input
-        case .unsupportedOutputExtension, .codecNotSupportedInContainer, .outputExists, .outputDirectoryMissing,
-            .outputNotWritable, .cache:
-            return .output
-        case .streamIndexOutOfRange, .invalidOption, .unsupportedURL, .runtimeStopped:
-            return .option
-        case .http, .network, .tooLarge, .incomplete, .checksumMismatch:
-            return .network
-        case .cancelled:
-            return .cancelled
-        case .ffmpeg:
-            return .ffmpeg
-        case .unexpected:
-            return .unexpected
-        }
-    }
+    /// Which kind of failure this is: whose failure, which decides what a
+    /// program does next (muxctl's exit status follows it alone).
+    public var kind: Kind { code.kind }
 
     /// The file or URL the error concerns (nil for an option error that names none).
     public var subject: String? {
-        switch self {
+        switch failure {
         case .fileNotFound(let path), .notAFile(let path), .unreadable(let path, _), .notMedia(let path, _),
             .damaged(let path, _), .noStream(_, let path), .streamIndexOutOfRange(_, _, _, let path),
             .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _),
@@ -204,9 +398,31 @@ public enum MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The option an `.invalidOption` error is about, in the library's terms
+    /// (`videoQuality`, `shard`, `jobs[2].rotate`); nil for other codes.
+    public var option: String? {
+        if case .invalidOption(let option, _) = failure { return option }
+        return nil
+    }
+
+    /// The kind of stream a `.noStream`, `.streamIndexOutOfRange` or
+    /// `.unknownDuration` error is about; nil for other codes.
+    public var streamKind: StreamKind? {
+        switch failure {
+        case .noStream(let kind, _), .streamIndexOutOfRange(let kind, _, _, _), .unknownDuration(let kind, _): return kind
+        default: return nil
+        }
+    }
+
+    /// The server's status for an `.http` error; nil for other codes.
+    public var httpStatus: Int? {
+        if case .http(let status, _) = failure { return status }
+        return nil
+    }
+
     /// FFmpeg's own error code (a negative AVERROR), for `.ffmpeg` errors.
     public var ffmpegCode: Int32? {
-        if case .ffmpeg(_, _, let code, _) = self { return code }
+        if case .ffmpeg(_, _, let code, _) = failure { return code }
         return nil
     }
 

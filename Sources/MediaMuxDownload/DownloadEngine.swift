@@ -13,7 +13,7 @@ public import Foundation
 /// common audio files, and takes Ogg and Matroska bodies as they are
 /// (`MuxEngine.download` asks FFmpeg about those).
 ///
-/// Every call throws `MediaMuxError` alone; each lists the cases it throws,
+/// Every call throws `MediaMuxError` alone; each lists the codes it throws,
 /// and any may also throw `.unexpected`, which is a defect to report.
 ///
 /// Cancel the Task to stop: the call throws `MediaMuxError.cancelled(path:)`

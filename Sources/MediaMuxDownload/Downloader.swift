@@ -134,9 +134,9 @@ package struct Downloader {
                     throw MediaMuxError.notAudio(url: url, contentType: contentType, detail: "it has no audio stream")
                 }
             } catch let error as MediaMuxError {
-                if case .notAudio = error { throw error }
+                if error.code == .notAudio { throw error }
                 // Cancelled while checking: the body stays for the next call to resume or reuse.
-                if case .cancelled = error { throw error }
+                if error.code == .cancelled { throw error }
                 if Task.isCancelled { throw MediaMuxError.cancelled(path: url) }
                 let detail = fileSize(path) == 0 ? "the body is empty" : "\(fileSize(path)) bytes that are not audio"
                 discard()

@@ -129,7 +129,7 @@ package struct TransferPolicy: Equatable {
     /// Failures after which the bytes so far are no use for a resume.
     package static func spoilsPartial(_ error: any Error) -> Bool {
         guard let error = error as? MediaMuxError else { return false }
-        switch error {
+        switch error.failure {
         case .tooLarge, .checksumMismatch, .notAudio: return true
         default: return false
         }
@@ -138,7 +138,7 @@ package struct TransferPolicy: Equatable {
     /// A server that cannot be reached (or fails on its side) does not stop
     /// the use of a cached copy; a server that says the resource is gone does.
     package static func allowsOfflineUse(_ error: MediaMuxError) -> Bool {
-        switch error {
+        switch error.failure {
         case .network: return true
         case .http(let status, _): return status >= 500 || status == 408 || status == 429
         default: return false

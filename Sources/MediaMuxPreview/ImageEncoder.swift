@@ -17,10 +17,10 @@ final class ImageEncoder {
     func encode(_ picture: PreviewFrame, path: String) throws -> [UInt8] {
         // A PreviewFrame can be made by hand: check it before FFmpeg reads it.
         guard (1...PictureSize.largest).contains(picture.width), (1...PictureSize.largest).contains(picture.height) else {
-            throw MediaMuxError.invalidOption("\(path): a picture of \(picture.width)x\(picture.height) cannot be an image; each side must be 1 to \(PictureSize.largest) pixels")
+            throw MediaMuxError.invalidOption(option: "picture", message: "\(path): a picture of \(picture.width)x\(picture.height) cannot be an image; each side must be 1 to \(PictureSize.largest) pixels")
         }
         guard picture.pixels.count == picture.height * picture.bytesPerRow else {
-            throw MediaMuxError.invalidOption("\(path): a \(picture.width)x\(picture.height) \(picture.layout.rawValue) picture needs \(picture.height * picture.bytesPerRow) bytes, not \(picture.pixels.count)")
+            throw MediaMuxError.invalidOption(option: "picture", message: "\(path): a \(picture.width)x\(picture.height) \(picture.layout.rawValue) picture needs \(picture.height * picture.bytesPerRow) bytes, not \(picture.pixels.count)")
         }
         let codecID = format == .png ? AV_CODEC_ID_PNG : AV_CODEC_ID_MJPEG
         guard let codec = avcodec_find_encoder(codecID) else {

@@ -4,7 +4,7 @@ import MediaMuxCore
 /// Pictures of a video: frames decoded, scaled and turned upright as the
 /// file is shown; images, contact sheets and short preview clips.
 ///
-/// Every call throws `MediaMuxError` alone; each lists the cases it throws,
+/// Every call throws `MediaMuxError` alone; each lists the codes it throws,
 /// and any may also throw `.unexpected`, which is a defect to report.
 ///
 /// Blocking work runs on a thread of `runtime.threadPool`, never on the
@@ -215,7 +215,7 @@ func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) t
     let ext = name.split(separator: ".", omittingEmptySubsequences: false).count > 1
         ? String(name.split(separator: ".").last ?? "").lowercased() : ""
     guard extensions.contains(ext) else {
-        throw MediaMuxError.invalidOption("\(output): the file name must end in ." + extensions.joined(separator: " or ."))
+        throw MediaMuxError.invalidOption(option: "output", message: "\(output): the file name must end in ." + extensions.joined(separator: " or ."))
     }
     guard fileStatus(folderPart(of: output))?.isFolder == true else {
         throw MediaMuxError.outputDirectoryMissing(path: output)

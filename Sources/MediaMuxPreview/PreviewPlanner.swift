@@ -130,7 +130,7 @@ struct PreviewPlanner {
 
     static func framePlan(_ info: MediaInfo, options: FrameOptions) throws -> FramePlan {
         let (stream, duration) = try videoStream(of: info, index: options.videoStream)
-        if let size = options.size, let problem = ThumbnailOptions.sizeProblem(size) { throw MediaMuxError.invalidOption("size \(problem)") }
+        if let size = options.size, let problem = ThumbnailOptions.sizeProblem(size) { throw MediaMuxError.invalidOption(option: "FrameOptions.size", message: "size \(problem)") }
         let moments = try self.moments(options.selection, duration: duration, path: info.path)
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
@@ -157,14 +157,17 @@ struct PreviewPlanner {
     /// The moments a selection names, checked against the video's length.
     /// Times become seconds here, once: a `MediaTime` is never NaN, but may
     /// be negative or far past any video.
-    static func moments(_ selection: FrameSelection, duration: Double, path: String) throws -> FramePlan.Moments {
+    /// `option` names the option that holds the selection, for its errors.
+    static func moments(
+        _ selection: FrameSelection, duration: Double, path: String, option: String = "FrameOptions.selection"
+    ) throws -> FramePlan.Moments {
         func checkRange(_ from: MediaTime, _ to: MediaTime?) throws -> (from: Double, to: Double) {
             let start = from.seconds
-            guard start >= 0 else { throw MediaMuxError.invalidOption("a start time must be 0 or more seconds, not \(start)") }
-            guard start < duration else { throw pastTheEnd(start, duration: duration, path: path) }
+            guard start >= 0 else { throw MediaMuxError.invalidOption(option: option, message: "a start time must be 0 or more seconds, not \(start)") }
+            guard start < duration else { throw pastTheEnd(start, duration: duration, path: path, option: option) }
             let end = min(to?.seconds ?? duration, duration)
             guard end > start else {
-                throw MediaMuxError.invalidOption("the end time must come after the start time (\(start) s)")
+                throw MediaMuxError.invalidOption(option: option, message: "the end time must come after the start time (\(start) s)")
             }
             return (start, end)
         }
@@ -174,7 +177,7 @@ struct PreviewPlanner {
             return .every(from: range.from, to: range.to)
         case .rate(let perSecond, let from, let to):
             guard perSecond.isFinite, perSecond > 0, perSecond <= 1000 else {
-                throw MediaMuxError.invalidOption("a frame rate must be above 0 and at most 1000 a second, not \(perSecond)")
+                throw MediaMuxError.invalidOption(option: "FrameOptions.selection", message: "a frame rate must be above 0 and at most 1000 a second, not \(perSecond)")
             }
             let (start, end) = try checkRange(from, to)
             let exactSteps = ((end - start) * perSecond).rounded(.up)
@@ -182,16 +185,16 @@ struct PreviewPlanner {
             let steps = Int(exactSteps)
             return .at((0..<steps).map { start + Double($0) / perSecond }.filter { $0 < end })
         case .times(let times):
-            guard !times.isEmpty else { throw MediaMuxError.invalidOption("no times given") }
+            guard !times.isEmpty else { throw MediaMuxError.invalidOption(option: "FrameOptions.selection", message: "no times given") }
             guard times.count <= mostFrames else { throw tooMany(times.count) }
             let seconds = times.map(\.seconds)
             for time in seconds {
-                guard time >= 0 else { throw MediaMuxError.invalidOption("a time must be 0 or more seconds, not \(time)") }
-                guard time < duration else { throw pastTheEnd(time, duration: duration, path: path) }
+                guard time >= 0 else { throw MediaMuxError.invalidOption(option: "FrameOptions.selection", message: "a time must be 0 or more seconds, not \(time)") }
+                guard time < duration else { throw pastTheEnd(time, duration: duration, path: path, option: option) }
             }
             return .at(Array(Set(seconds)).sorted())
         case .evenlySpaced(let count):
-            guard count >= 1 else { throw MediaMuxError.invalidOption("the number of frames must be at least 1, not \(count)") }
+            guard count >= 1 else { throw MediaMuxError.invalidOption(option: "FrameOptions.selection", message: "the number of frames must be at least 1, not \(count)") }
             guard count <= mostFrames else { throw tooMany(count) }
             // Each frame stands for the middle of its share of the video,
             // which keeps fades at the very start and end off the sheet.
@@ -215,7 +218,7 @@ struct PreviewPlanner {
         let layout = SheetLayout(
             columns: grid.columns, rows: grid.rows, tileWidth: frames.width, tileHeight: frames.height, labelScale: fits ? scale : nil)
         guard layout.width <= PictureSize.largest, layout.height <= PictureSize.largest, layout.width * layout.height <= largestSheet else {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "ContactSheetOptions.frames", message:
                 "\(output): a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
                     + "use fewer frames or a smaller size")
         }
@@ -226,10 +229,10 @@ struct PreviewPlanner {
     /// column than rows when they cannot be equal.
     static func sheetColumns(frames: Int, columns: Int?) throws -> (columns: Int, rows: Int) {
         guard frames >= 1, frames <= 1000 else {
-            throw MediaMuxError.invalidOption("a contact sheet holds 1 to 1000 frames, not \(frames)")
+            throw MediaMuxError.invalidOption(option: "ContactSheetOptions.frames", message: "a contact sheet holds 1 to 1000 frames, not \(frames)")
         }
         if let columns, columns < 1 || columns > 100 {
-            throw MediaMuxError.invalidOption("a contact sheet has 1 to 100 columns, not \(columns)")
+            throw MediaMuxError.invalidOption(option: "ContactSheetOptions.columns", message: "a contact sheet has 1 to 100 columns, not \(columns)")
         }
         var chosen = columns ?? 1
         if columns == nil { while chosen * chosen < frames { chosen += 1 } }
@@ -246,12 +249,12 @@ struct PreviewPlanner {
         return height > 576 ? 1 : 5
     }
 
-    private static func pastTheEnd(_ time: Double, duration: Double, path: String) -> MediaMuxError {
-        .invalidOption("\(path): \(fixedPoint(time, decimals: 3)) s is past the end of the video (\(fixedPoint(duration, decimals: 3)) s)")
+    private static func pastTheEnd(_ time: Double, duration: Double, path: String, option: String) -> MediaMuxError {
+        .invalidOption(option: option, message: "\(path): \(fixedPoint(time, decimals: 3)) s is past the end of the video (\(fixedPoint(duration, decimals: 3)) s)")
     }
 
     private static func tooMany(_ count: Int) -> MediaMuxError {
-        .invalidOption("\(count) frames asked for; the most is \(mostFrames)")
+        .invalidOption(option: "FrameOptions.selection", message: "\(count) frames asked for; the most is \(mostFrames)")
     }
 }
 
@@ -285,14 +288,16 @@ extension PreviewPlanner {
     static func clipPlan(_ info: MediaInfo, output: String, options: PreviewClipOptions, overwrite: Bool) throws -> ClipPlan {
         let (stream, duration) = try videoStream(of: info, index: nil)
         guard options.duration > .zero() else {
-            throw MediaMuxError.invalidOption("a clip must be longer than 0 seconds, not \(options.duration.seconds)")
+            throw MediaMuxError.invalidOption(option: "PreviewClipOptions.duration", message: "a clip must be longer than 0 seconds, not \(options.duration.seconds)")
         }
         guard (2...4320).contains(options.height) else {
-            throw MediaMuxError.invalidOption("a clip's height must be between 2 and 4320 pixels, not \(options.height)")
+            throw MediaMuxError.invalidOption(option: "PreviewClipOptions.height", message: "a clip's height must be between 2 and 4320 pixels, not \(options.height)")
         }
-        guard (0...51).contains(options.crf) else { throw MediaMuxError.invalidOption("crf must be between 0 and 51, not \(options.crf)") }
-        let moments = try self.moments(.all(from: options.start, to: options.start + options.duration), duration: duration, path: info.path)
-        guard case .every(let start, let end) = moments else { throw MediaMuxError.invalidOption("no span") }
+        guard (0...51).contains(options.crf) else { throw MediaMuxError.invalidOption(option: "PreviewClipOptions.crf", message: "crf must be between 0 and 51, not \(options.crf)") }
+        let moments = try self.moments(.all(from: options.start, to: options.start + options.duration), duration: duration, path: info.path, option: "PreviewClipOptions.start")
+        guard case .every(let start, let end) = moments else {
+            throw MediaMuxError.unexpected(path: info.path, detail: "a clip's span planned as single moments")
+        }
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
             rotation: stream.rotation, longest: nil, height: options.height, even: true)

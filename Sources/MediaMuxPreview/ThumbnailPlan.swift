@@ -83,9 +83,9 @@ extension ThumbnailOptions {
     /// - Throws: `MediaMuxError.invalidOption` for a size outside 1-8192
     ///   pixels, or a spacing of zero or less.
     public func validate() throws(MediaMuxError) {
-        if let problem = Self.sizeProblem(size) { throw .invalidOption("thumbnail size \(problem)") }
+        if let problem = Self.sizeProblem(size) { throw .invalidOption(option: "ThumbnailOptions.size", message: "thumbnail size \(problem)") }
         if let every, every <= .zero() {
-            throw .invalidOption("thumbnails must be more than 0 seconds apart, not \(every.seconds)")
+            throw .invalidOption(option: "ThumbnailOptions.every", message: "thumbnails must be more than 0 seconds apart, not \(every.seconds)")
         }
     }
 }

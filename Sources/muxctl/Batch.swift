@@ -52,10 +52,10 @@ extension MuxCtl {
             if let shard { return try BatchShard(parsing: shard) }
             guard let shards else { return .whole }
             guard let text = environmentValue("JOB_COMPLETION_INDEX") else {
-                throw MediaMuxError.invalidOption("--shards \(shards) takes the shard from $JOB_COMPLETION_INDEX, which is not set")
+                throw MediaMuxError.invalidOption(option: "--shards", message: "--shards \(shards) takes the shard from $JOB_COMPLETION_INDEX, which is not set")
             }
             guard let index = Int(text) else {
-                throw MediaMuxError.invalidOption("$JOB_COMPLETION_INDEX must be a whole number, not \"\(text)\"")
+                throw MediaMuxError.invalidOption(option: "--shards", message: "$JOB_COMPLETION_INDEX must be a whole number, not \"\(text)\"")
             }
             return try BatchShard(index: index, count: shards)
         }

@@ -100,6 +100,10 @@ struct BatchSummary: Encodable {
         var error: String?
         /// input, output, option, network, ffmpeg, cancelled or unexpected.
         var errorKind: String?
+        /// The error's `MediaMuxError.Code` name (`notMedia`, `outputExists`).
+        var errorCode: String?
+        /// The option an `invalidOption` error is about (`jobs[2].rotate`).
+        var errorOption: String?
         var warnings: [String]
         var elapsedSeconds: Double
     }
@@ -124,7 +128,7 @@ struct BatchSummary: Encodable {
             Job(index: job.index, status: job.status.rawValue, writes: job.job.writes,
                 steps: job.steps.map { Job.Step(step: $0.step.rawValue, outcome: $0.outcome.rawValue, reason: $0.reason) },
                 merge: job.merge, sheet: job.sheet, clip: job.clip, error: job.error?.description,
-                errorKind: job.error?.kind.rawValue, warnings: job.warnings, elapsedSeconds: job.elapsed.seconds)
+                errorKind: job.error?.kind.rawValue, errorCode: job.error?.code.name, errorOption: job.error?.option, warnings: job.warnings, elapsedSeconds: job.elapsed.seconds)
         }
     }
 }

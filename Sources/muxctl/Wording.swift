@@ -3,7 +3,7 @@ import MediaMuxCore
 extension MediaMuxError {
     /// A next step for the user, where there is an obvious one.
     var hint: String? {
-        switch self {
+        switch failure {
         case .outputExists: return "pass --force to overwrite it"
         case .tooLarge: return "raise the limit with --max-size if the file is expected to be this large"
         case .http(404, _), .http(410, _): return "check the URL"

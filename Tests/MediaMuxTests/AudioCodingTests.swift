@@ -91,7 +91,7 @@ struct AudioCodingTests {
         stream.configuration = Self.bits([(2, 5), (4, 4), (14, 4)])
         let encoding = try planner.audioEncoding(for: stream, in: .mp4, options: AudioOptions(), output: "o.mp4")
         #expect(encoding?.reason == "its AAC configuration gives channel configuration 14, which MP4 readers do not take")
-        #expect(throws: MediaMuxError.invalidOption(
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message:
             "o.mov: the audio cannot be copied: its AAC configuration gives channel configuration 14, which MP4 readers do not take")) {
             try planner.audioEncoding(for: stream, in: .mov, options: AudioOptions(codec: .copy), output: "o.mov")
         }
@@ -155,10 +155,10 @@ struct AudioCodingTests {
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "vorbis", container: "mp4", path: "o.mp4")) {
             try decide("vorbis", .mp4, AudioOptions(codec: .copy))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and resampled to 44100 Hz at once")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "o.mp4: the audio cannot be copied and resampled to 44100 Hz at once")) {
             try decide("aac", .mp4, AudioOptions(codec: .copy, sampleRate: 44100))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and 96 kb/s asked for at once")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "o.mp4: the audio cannot be copied and 96 kb/s asked for at once")) {
             try decide("aac", .mp4, AudioOptions(codec: .copy, bitRate: 96_000))
         }
     }

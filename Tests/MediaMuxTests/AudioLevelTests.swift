@@ -99,7 +99,7 @@ struct AudioLevelTests {
         let wave = folder.path("silence.wav")
         try WaveFile.write([Float](repeating: 0, count: 48000), rate: 48000, to: wave)
         let output = folder.path("out.mp4")
-        await #expect(throws: MediaMuxError.invalidOption("\(wave): is silent (below -70 LUFS), so its loudness cannot be brought to -16.0 LUFS")) {
+        await #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message: "\(wave): is silent (below -70 LUFS), so its loudness cannot be brought to -16.0 LUFS")) {
             try await MuxEngine().merge(video: Self.video, audio: wave, output: output, options: MergeOptions(audio: AudioOptions(loudness: -16)))
         }
         #expect(!FileManager.default.fileExists(atPath: output))

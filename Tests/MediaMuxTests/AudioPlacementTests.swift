@@ -305,7 +305,7 @@ struct AudioPlacementTests {
     @Test func aVideoWithoutItsOwnAudioHasNoneToKeep() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("h264_vfr.mp4")
-        await #expect(throws: MediaMuxError.invalidOption("\(video): has no audio of its own to keep")) {
+        await #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "\(video): has no audio of its own to keep")) {
             try await MuxEngine().merge(
                 video: video, audio: Self.chirp, output: folder.path("out.mp4"), options: MergeOptions(originalAudio: .kept))
         }

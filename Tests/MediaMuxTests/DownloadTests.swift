@@ -481,7 +481,7 @@ struct DownloadTests {
             let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder, attempts: 3)) }
             // What arrived before the close (AsyncHTTPClient may drop the last
             // buffered bytes when the connection fails) of what was declared.
-            guard case .incomplete(url, let received, let expected)? = error as? MediaMuxError else {
+            guard case .incomplete(url, let received, let expected)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected incomplete, got \(String(describing: error))")
                 return
             }
@@ -667,7 +667,7 @@ struct DownloadTests {
             server.inject("/song.m4a", [.html()])
             let url = server.url("/song.m4a")
             let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
-            guard case .notAudio(let failedURL, let contentType, _)? = error as? MediaMuxError else {
+            guard case .notAudio(let failedURL, let contentType, _)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected notAudio, got \(String(describing: error))")
                 return
             }
@@ -683,7 +683,7 @@ struct DownloadTests {
             server.serve("/song.m4a", body: Self.small)
             server.inject("/song.m4a", [.json])
             let error = await Self.failure { try await MuxEngine().download(server.url("/song.m4a"), options: Self.options(folder)) }
-            guard case .notAudio(_, let contentType, _)? = error as? MediaMuxError else {
+            guard case .notAudio(_, let contentType, _)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected notAudio, got \(String(describing: error))")
                 return
             }
@@ -712,7 +712,7 @@ struct DownloadTests {
             let error = await Self.failure {
                 try await DownloadEngine().download(server.url("/page.m4a"), to: folder.path("page.m4a"), options: options)
             }
-            guard case .notAudio(_, _, let detail)? = error as? MediaMuxError else {
+            guard case .notAudio(_, _, let detail)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected notAudio, got \(String(describing: error))")
                 return
             }
@@ -774,7 +774,7 @@ struct DownloadTests {
             }
             while !entered.value.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
             task.cancel()
-            guard case .failure(let error) = await task.result, case .cancelled? = error as? MediaMuxError else {
+            guard case .failure(let error) = await task.result, case .cancelled? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected cancelled, got \(await task.result)")
                 return
             }
@@ -820,7 +820,7 @@ struct DownloadTests {
             server.redirect("/b", to: "/a")
             let url = server.url("/a")
             let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
-            guard case .network(let failedURL, let reason)? = error as? MediaMuxError else {
+            guard case .network(let failedURL, let reason)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected a network error, got \(String(describing: error))")
                 return
             }
@@ -859,13 +859,13 @@ struct DownloadTests {
     func unsupportedURLs(url: String) async throws {
         let folder = try TemporaryFolder()
         let error = await Self.failure { try await MuxEngine().download(url, options: Self.options(folder)) }
-        guard case .unsupportedURL(let failedURL, _)? = error as? MediaMuxError else {
+        guard case .unsupportedURL(let failedURL, _)? = (error as? MediaMuxError)?.failure else {
             Issue.record("expected unsupportedURL for \(url), got \(String(describing: error))")
             return
         }
         #expect(failedURL == url)
         let toFile = await Self.failure { try await MuxEngine().download(url, to: folder.path("x.m4a"), options: Self.options(folder)) }
-        guard case .unsupportedURL? = toFile as? MediaMuxError else {
+        guard case .unsupportedURL? = (toFile as? MediaMuxError)?.failure else {
             Issue.record("expected unsupportedURL for \(url), got \(String(describing: toFile))")
             return
         }
@@ -1210,7 +1210,7 @@ struct DownloadTests {
             let error = await Self.failure {
                 try await MuxEngine().download(url, to: destination, options: Self.options(folder, useCache: false, attempts: 1))
             }
-            guard case .incomplete(let failedURL, let received, let expected)? = error as? MediaMuxError else {
+            guard case .incomplete(let failedURL, let received, let expected)? = (error as? MediaMuxError)?.failure else {
                 Issue.record("expected incomplete, got \(String(describing: error))")
                 return
             }
@@ -1241,7 +1241,7 @@ struct DownloadTests {
             let folderError = await Self.failure {
                 try await MuxEngine().download(server.url("/song.m4a"), to: folder.path("cache"), options: Self.options(folder))
             }
-            guard case .outputNotWritable? = folderError as? MediaMuxError else {
+            guard case .outputNotWritable? = (folderError as? MediaMuxError)?.failure else {
                 Issue.record("expected outputNotWritable, got \(String(describing: folderError))")
                 return
             }

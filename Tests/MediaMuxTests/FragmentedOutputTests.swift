@@ -238,7 +238,7 @@ struct FragmentedOutputTests {
         await #expect {
             _ = try await MuxEngine().merge(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), to: stream)
         } throws: { error in
-            guard let error = error as? MediaMuxError, case .outputNotWritable(let path, let reason) = error else { return false }
+            guard let error = error as? MediaMuxError, case .outputNotWritable(let path, let reason) = error.failure else { return false }
             return path == "response" && reason.contains("Stop")
         }
         #expect(count.withLockedValue { $0 } == 2, "the writer was called after it threw")
@@ -270,8 +270,8 @@ struct FragmentedOutputTests {
                 video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mov"),
                 options: MergeOptions(layout: .fragmented))
         } throws: { error in
-            guard let error = error as? MediaMuxError, case .invalidOption(let message) = error else { return false }
-            return message.contains("fragmented output is MP4")
+            guard let error = error as? MediaMuxError, error.option == "MergeOptions.layout" else { return false }
+            return error.description.contains("fragmented output is MP4")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
     }

@@ -104,16 +104,16 @@ struct FramingRuleTests {
     @Test func anAskedFrameMustFit() throws {
         let portrait = VideoSize(width: 1080, height: 1920)
         #expect(try MergePlanner.frame(for: portrait, into: .landscape, asked: VideoSize(width: 1280, height: 720), output: "o.mp4") == VideoSize(width: 1280, height: 720))
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: a landscape frame cannot be 720x1280")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "o.mp4: a landscape frame cannot be 720x1280")) {
             try MergePlanner.frame(for: portrait, into: .landscape, asked: VideoSize(width: 720, height: 1280), output: "o.mp4")
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the frame size must be even both ways (4:2:0 pictures), not 1279x720")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "o.mp4: the frame size must be even both ways (4:2:0 pictures), not 1279x720")) {
             try MergePlanner.frame(for: portrait, into: .landscape, asked: VideoSize(width: 1279, height: 720), output: "o.mp4")
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the frame size must be 64 to 8192 pixels a side, not 9000x720")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "o.mp4: the frame size must be 64 to 8192 pixels a side, not 9000x720")) {
             try MergePlanner.frame(for: portrait, into: .landscape, asked: VideoSize(width: 9000, height: 720), output: "o.mp4")
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the frame size must be 64 to 8192 pixels a side, not 96x48")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "o.mp4: the frame size must be 64 to 8192 pixels a side, not 96x48")) {
             try MergePlanner.frame(for: portrait, into: .landscape, asked: VideoSize(width: 96, height: 48), output: "o.mp4")
         }
     }
@@ -175,19 +175,19 @@ struct FramingRuleTests {
             options: VideoOptions(fit: .pad, quality: 23, preset: "slow"), reason: "r", output: "o.mp4")
         #expect((encoding.quality, encoding.preset, encoding.fit) == (23, "slow", .pad))
         #expect(encoding.summary == "h264 -> h264 1920x1080 (pad), crf 23, slow (r)")
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the video quality (CRF) must be 0 to 51, not 60")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.quality", message: "o.mp4: the video quality (CRF) must be 0 to 51, not 60")) {
             try Self.encoders.videoEncoding(
                 Self.video(codec: "h264"), shown: VideoSize(width: 1080, height: 1920), frame: VideoSize(width: 1920, height: 1080),
                 options: VideoOptions(quality: 60), reason: "r", output: "o.mp4")
         }
-        #expect(throws: MediaMuxError.invalidOption(
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.video.preset", message:
             "o.mp4: the video preset must be one of ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo, not quick")) {
             try Self.encoders.videoEncoding(
                 Self.video(codec: "h264"), shown: VideoSize(width: 1080, height: 1920), frame: VideoSize(width: 1920, height: 1080),
                 options: VideoOptions(preset: "quick"), reason: "r", output: "o.mp4")
         }
         let without = MergePlanner(canStore: muxerAccepts, hasEncoder: { $0 != "libx265" })
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the video must be encoded to re-frame it, and this FFmpeg has no libx265 encoder")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.orientation", message: "o.mp4: the video must be encoded to re-frame it, and this FFmpeg has no libx265 encoder")) {
             try without.videoEncoding(
                 Self.video(codec: "hevc"), shown: VideoSize(width: 1080, height: 1920), frame: VideoSize(width: 1920, height: 1080),
                 options: VideoOptions(), reason: "r", output: "o.mp4")

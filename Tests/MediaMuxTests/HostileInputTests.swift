@@ -253,7 +253,7 @@ import Testing
         await #expect {
             _ = try await engine.probe(path)
         } throws: { error in
-            guard case .notMedia(let named, _) = error as? MediaMuxError else { return false }
+            guard case .notMedia(let named, _) = (error as? MediaMuxError)?.failure else { return false }
             return named == path
         }
     }

@@ -265,7 +265,7 @@ struct MergeTests {
             _ = try await task.value
             Issue.record("a merge cancelled before it started completed")
         } catch let error as MediaMuxError {
-            guard case .cancelled = error else {
+            guard error.code == .cancelled else {
                 Issue.record("unexpected error \(error)")
                 return
             }
@@ -337,7 +337,7 @@ struct MergeTests {
             _ = try await MuxEngine().merge(video: asAudio ? video : file.path, audio: asAudio ? file.path : audio, output: folder.path("out.mp4"))
             Issue.record("\(file) was merged")
         } catch {
-            guard case .damaged(let path, _) = error else {
+            guard case .damaged(let path, _) = error.failure else {
                 Issue.record("\(file): \(error)")
                 return
             }

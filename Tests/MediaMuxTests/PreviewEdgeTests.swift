@@ -83,13 +83,13 @@ struct PreviewEdgeTests {
     /// be NaN, but can be zero or negative.
     @Test func clipTimesAreChecked() async throws {
         let folder = try TemporaryFolder()
-        let refusals: [(PreviewClipOptions, String)] = [
-            (PreviewClipOptions(duration: 0), "a clip must be longer than 0 seconds, not 0.0"),
-            (PreviewClipOptions(duration: -1), "a clip must be longer than 0 seconds, not -1.0"),
-            (PreviewClipOptions(start: -0.5), "a start time must be 0 or more seconds, not -0.5"),
+        let refusals: [(PreviewClipOptions, String, String)] = [
+            (PreviewClipOptions(duration: 0), "duration", "a clip must be longer than 0 seconds, not 0.0"),
+            (PreviewClipOptions(duration: -1), "duration", "a clip must be longer than 0 seconds, not -1.0"),
+            (PreviewClipOptions(start: -0.5), "start", "a start time must be 0 or more seconds, not -0.5"),
         ]
-        for (options, message) in refusals {
-            await #expect(throws: MediaMuxError.invalidOption(message)) {
+        for (options, option, message) in refusals {
+            await #expect(throws: MediaMuxError.invalidOption(option: "PreviewClipOptions." + option, message: message)) {
                 try await MuxEngine().previews.previewClip(of: Self.frameIndex, output: folder.path("clip.mp4"), options: options)
             }
         }
@@ -140,7 +140,7 @@ struct PreviewEdgeTests {
         let early = try await PreviewTests.collect(input, FrameOptions(selection: .times([0.5]), size: 80))
         #expect(early.count == 1)
         let error = await PreviewTests.firstError(input, FrameOptions(selection: .times([3.5]), size: 80))
-        guard case .damaged(let path, let detail)? = error else {
+        guard case .damaged(let path, let detail)? = error?.failure else {
             Issue.record("expected a damaged-file error, got \(String(describing: error))")
             return
         }

@@ -112,7 +112,7 @@ struct PreviewSeekAndMergeTests {
     /// Spacing is a MediaTime: never NaN, but zero or negative is refused by name.
     @Test(arguments: [(MediaTime.zero(), "0.0"), (-1.5, "-1.5")])
     func thumbnailSpacingIsChecked(_ every: MediaTime, _ shown: String) {
-        #expect(throws: MediaMuxError.invalidOption("thumbnails must be more than 0 seconds apart, not \(shown)")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "ThumbnailOptions.every", message: "thumbnails must be more than 0 seconds apart, not \(shown)")) {
             try ThumbnailOptions(every: every).validate()
         }
     }

@@ -434,7 +434,7 @@ struct PreviewTests {
         let error = await #expect(throws: MediaMuxError.self) {
             try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: folder.path("sheet.png"), options: ContactSheetOptions(frames: frames))
         }
-        guard case .invalidOption? = error else {
+        guard error?.code == .invalidOption, error?.option == "ContactSheetOptions.frames" else {
             Issue.record("\(String(describing: error))")
             return
         }
@@ -446,7 +446,7 @@ struct PreviewTests {
         let error = await #expect(throws: MediaMuxError.self) {
             try await MuxEngine().previews.contactSheet(of: Self.frameIndex, output: folder.path("sheet.jpg"))
         }
-        if case .invalidOption? = error {} else { Issue.record("\(String(describing: error))") }
+        #expect(error?.code == .invalidOption && error?.option == "output", "\(String(describing: error))")
         let existing = folder.path("sheet.png")
         try Data("old".utf8).write(to: URL(fileURLWithPath: existing))
         await #expect(throws: MediaMuxError.outputExists(path: existing)) {
@@ -563,8 +563,9 @@ struct PreviewTests {
         let error = await #expect(throws: MediaMuxError.self) {
             try await MuxEngine().previews.previewClip(of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 4.5, duration: 1))
         }
-        if case .invalidOption(let message)? = error {
-            #expect(message.contains(Self.frameIndex), "\(message)")
+        if let error, error.code == .invalidOption {
+            #expect(error.option == "PreviewClipOptions.start")
+            #expect(error.description.contains(Self.frameIndex), "\(error)")
         } else {
             Issue.record("\(String(describing: error))")
         }
@@ -599,21 +600,25 @@ struct PreviewTests {
         let huge = MediaTime(value: .max, timescale: 1)
         for selection in [FrameSelection.times([1.0, 4.0]), .times([9]), .all(from: 4.0), .rate(perSecond: 1, from: 5), .times([huge]), .all(from: huge)] {
             let error = await Self.firstError(Self.frameIndex, FrameOptions(selection: selection))
-            guard case .invalidOption(let message)? = error else {
+            guard let error, error.code == .invalidOption, error.option == "FrameOptions.selection" else {
                 Issue.record("\(selection): \(String(describing: error))")
                 continue
             }
-            #expect(message.contains(Self.frameIndex), "\(selection): \(message)")
+            #expect(error.description.contains(Self.frameIndex), "\(selection): \(error)")
+        }
+        let badSizes = [FrameOptions(size: 0), FrameOptions(size: -5), FrameOptions(size: 8193)]
+        for options in badSizes {
+            let error = await Self.firstError(Self.frameIndex, options)
+            #expect(error?.code == .invalidOption && error?.option == "FrameOptions.size", "\(options): \(String(describing: error))")
         }
         for options in [
-            FrameOptions(size: 0), FrameOptions(size: -5), FrameOptions(size: 8193),
             FrameOptions(selection: .times([])), FrameOptions(selection: .times([-1])),
             FrameOptions(selection: .times([MediaTime(value: .min, timescale: 1)])), FrameOptions(selection: .all(from: 1, to: MediaTime(value: .min, timescale: 1))),
             FrameOptions(selection: .evenlySpaced(count: 0)), FrameOptions(selection: .rate(perSecond: 0)),
             FrameOptions(selection: .all(from: 2, to: 1)), FrameOptions(selection: .all(from: -1)),
         ] {
             let error = await Self.firstError(Self.frameIndex, options)
-            guard case .invalidOption? = error else {
+            guard error?.code == .invalidOption, error?.option == "FrameOptions.selection" else {
                 Issue.record("\(options): \(String(describing: error))")
                 continue
             }
@@ -723,7 +728,7 @@ struct PreviewTests {
         #expect(try PreviewPlanner.moments(.all(from: 1, to: 9), duration: 4, path: "v") == .every(from: 1, to: 4))
         #expect(try PreviewPlanner.moments(.evenlySpaced(count: 2), duration: 4, path: "v") == .at([1, 3]))
         #expect(try PreviewPlanner.moments(.times([2, 1, 2, 0]), duration: 4, path: "v") == .at([0, 1, 2]))
-        #expect(throws: MediaMuxError.invalidOption("v: 4.000 s is past the end of the video (4.000 s)")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "FrameOptions.selection", message: "v: 4.000 s is past the end of the video (4.000 s)")) {
             try PreviewPlanner.moments(.times([4]), duration: 4, path: "v")
         }
     }

@@ -154,7 +154,8 @@ struct RuntimeTests {
         }
         #expect(MediaMuxError.http(status: 503, url: "http://127.0.0.1/a").kind == .network)
         #expect(MediaMuxError.outputExists(path: "o.mp4").kind == .output)
-        #expect(MediaMuxError.invalidOption("x").kind == .option && MediaMuxError.invalidOption("x").subject == nil)
+        let option = MediaMuxError.invalidOption(option: "MergeOptions.rotation", message: "x")
+        #expect(option.kind == .option && option.subject == nil && option.option == "MergeOptions.rotation" && option.code == .invalidOption)
         #expect(MediaMuxError.cancelled(path: "o.mp4").kind == .cancelled)
         let ffmpeg = MediaMuxError.ffmpeg(operation: "decoding", path: "a.mp4", code: -12, message: "out of memory")
         #expect(ffmpeg.kind == .ffmpeg && ffmpeg.ffmpegCode == -12)

@@ -128,22 +128,22 @@ struct TimelinePlannerTests {
     }
 
     @Test func offsetsThatLeaveNothingToPlay() throws {
-        #expect(throws: MediaMuxError.invalidOption("song.m4a: an offset of -5.000 s skips all of its 4.000 s")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.offset", message: "song.m4a: an offset of -5.000 s skips all of its 4.000 s")) {
             try plan(Self.soundtrack(seconds: 4), offset: -5)
         }
-        #expect(throws: MediaMuxError.invalidOption("song.m4a: an offset of -4.000 s skips all of its 4.000 s")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.offset", message: "song.m4a: an offset of -4.000 s skips all of its 4.000 s")) {
             try plan(Self.soundtrack(seconds: 4), offset: -4)
         }
-        #expect(throws: MediaMuxError.invalidOption("song.m4a: an offset of 12.000 s starts it at 12.000 s, after the video ends at 10.010 s")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.offset", message: "song.m4a: an offset of 12.000 s starts it at 12.000 s, after the video ends at 10.010 s")) {
             try plan(Self.soundtrack(seconds: 4), .video, offset: 12)
         }
     }
 
     @Test func refusals() throws {
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio can repeat only up to the end of the video, not when the output ends with the audio")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.loops", message: "o.mp4: the audio can repeat only up to the end of the video, not when the output ends with the audio")) {
             try plan(Self.soundtrack(seconds: 4), .audio, loops: true)
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: AAC cannot repeat by copy, since each repeat would begin with the encoder's priming; let it be encoded")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "o.mp4: AAC cannot repeat by copy, since each repeat would begin with the encoder's priming; let it be encoded")) {
             try plan(Self.soundtrack(seconds: 4), .video, loops: true, codec: .copy)
         }
         // ALAC can.
@@ -190,23 +190,23 @@ struct AudioEffectsPlannerTests {
     }
 
     @Test func refusals() throws {
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and set to -6.0 dB at once")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "o.mp4: the audio cannot be copied and set to -6.0 dB at once")) {
             try plan(AudioOptions(codec: .copy, volume: -6))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: a volume and a loudness both set the level; choose one")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message: "o.mp4: a volume and a loudness both set the level; choose one")) {
             try plan(AudioOptions(volume: -6, loudness: -16))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: a volume of 80.0 dB is out of range (-60 to 40 dB)")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.volume", message: "o.mp4: a volume of 80.0 dB is out of range (-60 to 40 dB)")) {
             try plan(AudioOptions(volume: 80))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: a loudness of 3.0 LUFS is out of range (-70 to -5 LUFS)")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message: "o.mp4: a loudness of 3.0 LUFS is out of range (-70 to -5 LUFS)")) {
             try plan(AudioOptions(loudness: 3))
         }
-        #expect(throws: MediaMuxError.invalidOption("song.m4a: a fade out of 5.000 s is longer than the 4.000 s it plays for")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.fadeOut", message: "song.m4a: a fade out of 5.000 s is longer than the 4.000 s it plays for")) {
             try plan(AudioOptions(fadeOut: 5))
         }
         // The length that counts is the one played: skipped by an offset, 3 s are left.
-        #expect(throws: MediaMuxError.invalidOption("song.m4a: a fade in of 3.500 s is longer than the 3.000 s it plays for")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.fadeIn", message: "song.m4a: a fade in of 3.500 s is longer than the 3.000 s it plays for")) {
             try plan(AudioOptions(offset: -1, fadeIn: 3.5))
         }
     }
@@ -267,14 +267,14 @@ struct OriginalAudioPlannerTests {
     }
 
     @Test func refusals() throws {
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: the audio cannot be copied and mixed with the video's own audio at -6.0 dB at once")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "o.mp4: the audio cannot be copied and mixed with the video's own audio at -6.0 dB at once")) {
             try plan(.mixed(level: -6), audio: AudioOptions(codec: .copy))
         }
-        #expect(throws: MediaMuxError.invalidOption("o.mp4: a mixing level of 30.0 dB is out of range (-60 to 20 dB)")) {
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "o.mp4: a mixing level of 30.0 dB is out of range (-60 to 20 dB)")) {
             try plan(.mixed(level: 30))
         }
         let silentVideo = PlannerTests.info("silent.mp4", [PlannerTests.stream(0, .video, codec: "h264", scale: 90000, end: 900_000, width: 640, height: 360)])
-        #expect(throws: MediaMuxError.invalidOption("silent.mp4: has no audio of its own to keep")) { try plan(.kept, video: silentVideo) }
-        #expect(throws: MediaMuxError.invalidOption("silent.mp4: has no audio of its own to mix")) { try plan(.mixed(level: 0), video: silentVideo) }
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "silent.mp4: has no audio of its own to keep")) { try plan(.kept, video: silentVideo) }
+        #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "silent.mp4: has no audio of its own to mix")) { try plan(.mixed(level: 0), video: silentVideo) }
     }
 }

@@ -118,14 +118,14 @@ struct UnnamedCodecTests {
         let folder = try TemporaryFolder()
         var reframe = MergeOptions()
         reframe.orientation = .portrait
-        await #expect(throws: MediaMuxError.invalidOption(
+        await #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.orientation", message:
             "\(Self.dav1): its video stream is dav1: Dolby Vision on AV1, which FFmpeg \(version) cannot read; it can be copied as it is, but not re-framed")) {
             _ = try await MuxEngine().merge(video: Self.dav1, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("a.mp4"), options: reframe)
         }
         if Self.isFFmpeg5 {
             var louder = MergeOptions()
             louder.audio.volume = 3
-            await #expect(throws: MediaMuxError.invalidOption(
+            await #expect(throws: MediaMuxError.invalidOption(option: "MergeOptions.audio", message:
                 "\(Self.fpcm): its audio stream is fpcm: floating-point PCM (ISO 23003-5), which FFmpeg \(version) cannot read; it can be copied as it is, but not encoded (set to 3.0 dB)")) {
                 _ = try await MuxEngine().merge(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Self.fpcm, output: folder.path("b.mp4"), options: louder)
             }

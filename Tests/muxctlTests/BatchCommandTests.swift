@@ -182,6 +182,7 @@ struct BatchCommandTests {
         #expect(number(object["failed"]) == 1 && number(object["skipped"]) == 2 && number(object["done"]) == 0)
         let jobs = try #require(object["jobs"] as? [[String: Any]])
         #expect(jobs[1]["errorKind"] as? String == "input")
+        #expect(jobs[1]["errorCode"] as? String == "notMedia" && jobs[1]["errorOption"] == nil, "\(jobs[1])")
         #expect((jobs[0]["merge"] as? [String: Any])?["duration"].flatMap(number).map { abs($0 - 4) < 0.001 } == true)
     }
 

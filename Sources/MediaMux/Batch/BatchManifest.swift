@@ -43,7 +43,7 @@ public struct BatchManifest: Sendable, Equatable {
         do {
             do {
                 try checkReadableFile(path)
-            } catch MediaMuxError.notMedia {
+            } catch let error as MediaMuxError where error.code == .notMedia {
                 // Empty: read as it is, and found not to be JSON.
             }
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -60,13 +60,13 @@ public struct BatchManifest: Sendable, Equatable {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw MediaMuxError.invalidOption("\(path): is not JSON (\(Self.describe(error)))")
+            throw MediaMuxError.invalidOption(option: "manifest", message: "\(path): is not JSON (\(Self.describe(error)))")
         }
         guard case .object(let top) = root, case .array(let list)? = top["jobs"] else {
-            throw MediaMuxError.invalidOption("\(path): a manifest is an object with a \"jobs\" list")
+            throw MediaMuxError.invalidOption(option: "manifest", message: "\(path): a manifest is an object with a \"jobs\" list")
         }
         if let extra = top.keys.first(where: { $0 != "jobs" }) {
-            throw MediaMuxError.invalidOption("\(path): unknown field \"\(extra)\" (a manifest has only \"jobs\")")
+            throw MediaMuxError.invalidOption(option: "manifest", message: "\(path): unknown field \"\(extra)\" (a manifest has only \"jobs\")")
         }
         let folder = Self.folder(of: path)
         var jobs: [BatchJob] = []
@@ -76,7 +76,7 @@ public struct BatchManifest: Sendable, Equatable {
             let job = try fields.job(from: value)
             for written in job.writes {
                 if let earlier = outputs[written] {
-                    throw MediaMuxError.invalidOption("\(path): jobs[\(index)] writes \(written), as jobs[\(earlier)] does")
+                    throw MediaMuxError.invalidOption(option: "jobs[\(index)].output", message: "\(path): jobs[\(index)] writes \(written), as jobs[\(earlier)] does")
                 }
                 outputs[written] = index
             }

@@ -59,7 +59,7 @@ extension MuxEngine {
         _ manifest: BatchManifest, shard: BatchShard = .whole, options: BatchOptions = BatchOptions(),
         progress: (@Sendable (BatchProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> BatchReport {
-        guard options.jobs >= 1 else { throw MediaMuxError.invalidOption("a batch runs at least 1 job at a time, not \(options.jobs)") }
+        guard options.jobs >= 1 else { throw MediaMuxError.invalidOption(option: "BatchOptions.jobs", message: "a batch runs at least 1 job at a time, not \(options.jobs)") }
         let clock = ContinuousClock()
         let start = clock.now
         let jobs = shard.jobs(of: manifest)

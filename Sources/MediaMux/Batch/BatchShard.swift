@@ -19,7 +19,7 @@ public struct BatchShard: Sendable, Equatable {
     /// - Throws: `invalidOption` when K or N is out of range.
     public init(index: Int, count: Int) throws(MediaMuxError) {
         guard count >= 1, index >= 0, index < count else {
-            throw MediaMuxError.invalidOption("the shard must be K/N with N at least 1 and K from 0 to N-1, not \(index)/\(count)")
+            throw MediaMuxError.invalidOption(option: "shard", message: "the shard must be K/N with N at least 1 and K from 0 to N-1, not \(index)/\(count)")
         }
         self.init(unchecked: index, of: count)
     }
@@ -36,7 +36,7 @@ public struct BatchShard: Sendable, Equatable {
     public init(parsing text: String) throws(MediaMuxError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
-            throw MediaMuxError.invalidOption("the shard must be K/N, such as 0/4, not \"\(text)\"")
+            throw MediaMuxError.invalidOption(option: "shard", message: "the shard must be K/N, such as 0/4, not \"\(text)\"")
         }
         try self.init(index: index, count: count)
     }

@@ -23,7 +23,8 @@ struct JobFields {
     static let fields = mergeFields + ["input", "preview"]
 
     func problem(_ field: String?, _ text: String) -> MediaMuxError {
-        .invalidOption("\(manifest): jobs[\(index)]\(field.map { "." + $0 } ?? ""): \(text)")
+        let option = "jobs[\(index)]" + (field.map { "." + $0 } ?? "")
+        return .invalidOption(option: option, message: "\(manifest): \(option): \(text)")
     }
 
     mutating func job(from value: JSONValue) throws(MediaMuxError) -> BatchJob {

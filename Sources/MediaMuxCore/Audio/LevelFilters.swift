@@ -79,7 +79,7 @@ extension AudioEffects {
         guard let loudness else { return nil }
         // EBU R128's absolute gate: nothing louder than -70 LUFS counts.
         guard measured > -70 else {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message:
                 "\(path): is silent (below -70 LUFS), so its loudness cannot be brought to \(fixedPoint(loudness, decimals: 1)) LUFS")
         }
         var adjustment = LoudnessAdjustment(

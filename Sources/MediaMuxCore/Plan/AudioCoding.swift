@@ -30,11 +30,11 @@ extension MergePlanner {
             ? "looped, and \(Self.displayName(stream.codec)) cannot repeat by copy"
             : nil
         if let rate = options.sampleRate, !Self.aacSampleRates.contains(rate) {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.sampleRate", message:
                 "\(output): AAC cannot be encoded at \(rate) Hz; choose one of \(Self.aacSampleRates.reversed().map(String.init).joined(separator: ", "))")
         }
         if let channels = options.channels, !Self.aacChannelCounts.contains(channels) {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.channels", message:
                 "\(output): AAC cannot be encoded with \(channels) channels; choose 1-6 or 8")
         }
         try Self.check(options.effects, output: output)
@@ -53,13 +53,13 @@ extension MergePlanner {
                     throw MediaMuxError.codecNotSupportedInContainer(codec: stream.codec, container: container.rawValue, path: output)
                 }
                 // The container takes the codec, but not this stream as it is.
-                throw MediaMuxError.invalidOption("\(output): the audio cannot be copied: \(refusal)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "\(output): the audio cannot be copied: \(refusal)")
             }
             if let change = changes.first {
-                throw MediaMuxError.invalidOption("\(output): the audio cannot be copied and \(change) at once")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "\(output): the audio cannot be copied and \(change) at once")
             }
             if repeatRefusal != nil {
-                throw MediaMuxError.invalidOption(
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message:
                     "\(output): \(Self.displayName(stream.codec)) cannot repeat by copy, since each repeat would begin with the encoder's priming; let it be encoded")
             }
             return nil
@@ -83,7 +83,7 @@ extension MergePlanner {
         let ceiling = channels * rate * 6
         let bitRate = options.bitRate ?? min(Self.defaultBitRate(channels: channels), ceiling)
         guard bitRate >= 8_000 && bitRate <= ceiling else {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.bitRate", message:
                 "\(output): an AAC bit rate of \(bitRate / 1000) kb/s is out of range for \(channels) channels at \(rate) Hz (8-\(ceiling / 1000) kb/s)")
         }
         var encoding = AudioEncoding(
@@ -96,25 +96,25 @@ extension MergePlanner {
     /// Level effects within what makes sense; their lengths against the track's are checked once it is placed.
     static func check(_ effects: AudioEffects, output: String) throws {
         guard effects.volume.isFinite, (-60...40).contains(effects.volume) else {
-            throw MediaMuxError.invalidOption("\(output): a volume of \(effects.volume) dB is out of range (-60 to 40 dB)")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.volume", message: "\(output): a volume of \(effects.volume) dB is out of range (-60 to 40 dB)")
         }
         if let loudness = effects.loudness {
             guard loudness.isFinite, (-70 ... -5).contains(loudness) else {
-                throw MediaMuxError.invalidOption("\(output): a loudness of \(loudness) LUFS is out of range (-70 to -5 LUFS)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message: "\(output): a loudness of \(loudness) LUFS is out of range (-70 to -5 LUFS)")
             }
             if effects.volume != 0 {
-                throw MediaMuxError.invalidOption("\(output): a volume and a loudness both set the level; choose one")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.loudness", message: "\(output): a volume and a loudness both set the level; choose one")
             }
         }
-        if effects.fadeIn < .zero() || effects.fadeOut < .zero() {
-            throw MediaMuxError.invalidOption("\(output): a fade cannot last less than nothing")
+        for (option, fade) in [("fadeIn", effects.fadeIn), ("fadeOut", effects.fadeOut)] where fade < .zero() {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio." + option, message: "\(output): a fade cannot last less than nothing")
         }
     }
 
     /// Fades that fit the soundtrack as it plays in the output.
     static func check(fadesOf effects: AudioEffects, playing length: MediaTime, path: String) throws {
-        for (name, fade) in [("fade in", effects.fadeIn), ("fade out", effects.fadeOut)] where fade > length {
-            throw MediaMuxError.invalidOption(
+        for (name, option, fade) in [("fade in", "fadeIn", effects.fadeIn), ("fade out", "fadeOut", effects.fadeOut)] where fade > length {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio." + option, message:
                 "\(path): a \(name) of \(fade.secondsText()) s is longer than the \(length.secondsText()) s it plays for")
         }
     }

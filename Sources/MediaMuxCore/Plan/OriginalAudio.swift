@@ -16,18 +16,18 @@ extension MergePlanner {
             verb = "keep"
         case .mixed(let level):
             guard level.isFinite, (-60...20).contains(level) else {
-                throw MediaMuxError.invalidOption("\(output): a mixing level of \(level) dB is out of range (-60 to 20 dB)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "\(output): a mixing level of \(level) dB is out of range (-60 to 20 dB)")
             }
             verb = "mix"
         }
         guard let stream = videoInfo.audioStreams.first else {
-            throw MediaMuxError.invalidOption("\(videoInfo.path): has no audio of its own to \(verb)")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "\(videoInfo.path): has no audio of its own to \(verb)")
         }
         var track = try Self.track(stream, in: videoInfo, kind: .audio, keepsMetadata: keepsMetadata)
         if videoStart > .zero() { track = try Self.offset(track, by: .zero() - videoStart, path: videoInfo.path) }
         track.end = min(track.sourceEnd, end)
         guard track.sourceStart < track.end else {
-            throw MediaMuxError.invalidOption("\(videoInfo.path): its own audio starts at \(track.sourceStart.secondsText()) s, after the output ends")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "\(videoInfo.path): its own audio starts at \(track.sourceStart.secondsText()) s, after the output ends")
         }
         return (track, stream)
     }
@@ -39,7 +39,7 @@ extension MergePlanner {
         var kept = placed.track
         kept.isEnabled = false
         if let encoding = try audioEncoding(for: placed.stream, in: container, options: AudioOptions(), output: output) {
-            try Self.checkUnread(placed.stream, of: placed.track.path, yet: "encoded (\(encoding.reason))")
+            try Self.checkUnread(placed.stream, of: placed.track.path, yet: ("encoded (\(encoding.reason))", "MergeOptions.audio"))
             kept = Self.encoded(kept, as: encoding)
         }
         return kept

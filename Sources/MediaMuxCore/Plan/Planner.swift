@@ -31,16 +31,16 @@ package struct MergePlanner: Sendable {
         let fragmented = outputFacts.isStream || options.layout == .fragmented
         let container = outputFacts.isStream ? .mp4 : try Self.container(for: output)
         if fragmented, container != .mp4 {
-            throw MediaMuxError.invalidOption("\(output): fragmented output is MP4; name the output .mp4 or .m4v")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.layout", message: "\(output): fragmented output is MP4; name the output .mp4 or .m4v")
         }
         if fragmented, let problem = MergeOptions.fragmentedProblem(faststart: options.faststart) {
-            throw MediaMuxError.invalidOption("faststart: \(problem)")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.faststart", message: "faststart: \(problem)")
         }
         if let rotation = options.rotation, let problem = MergeOptions.rotationProblem(rotation) {
-            throw MediaMuxError.invalidOption("the rotation \(problem)")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.rotation", message: "the rotation \(problem)")
         }
         if outputFacts.isSameFileAsAnInput {
-            throw MediaMuxError.invalidOption("\(output): is one of the inputs; choose another output path")
+            throw MediaMuxError.invalidOption(option: "output", message: "\(output): is one of the inputs; choose another output path")
         }
         guard outputFacts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: output) }
         if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
@@ -54,7 +54,7 @@ package struct MergePlanner: Sendable {
         try Self.checkUnread(videoStream, of: videoInfo.path)
         try Self.checkUnread(audioStream, of: audioInfo.path)
         let (rotation, videoEncoding) = try videoFraming(videoStream, in: videoInfo, container: container, options: options, output: output)
-        if videoEncoding != nil { try Self.checkUnread(videoStream, of: videoInfo.path, yet: "re-framed") }
+        if videoEncoding != nil { try Self.checkUnread(videoStream, of: videoInfo.path, yet: ("re-framed", "MergeOptions.orientation")) }
         guard videoEncoding != nil || Self.standIn(for: videoStream) != nil || canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
@@ -71,7 +71,7 @@ package struct MergePlanner: Sendable {
             keepsMetadata: options.keepsMetadata, output: output)
         var mix: MergePlan.Mix?
         if case .mixed(let level) = options.originalAudio, let placedOriginal {
-            try Self.checkUnread(placedOriginal.stream, of: videoInfo.path, yet: "mixed into the soundtrack")
+            try Self.checkUnread(placedOriginal.stream, of: videoInfo.path, yet: ("mixed into the soundtrack", "MergeOptions.originalAudio"))
             mix = MergePlan.Mix(original: placedOriginal.track, level: level)
             // One track from the output's start to its end, silent where neither plays.
             audio.sourceStart = .zero()
@@ -81,7 +81,7 @@ package struct MergePlanner: Sendable {
             for: audioStream, in: container, options: options.audio, repeating: ending.loop != nil, mixingLevel: mix?.level,
             output: output)
         if let encoding {
-            try Self.checkUnread(audioStream, of: audioInfo.path, yet: "encoded (\(encoding.reason))")
+            try Self.checkUnread(audioStream, of: audioInfo.path, yet: ("encoded (\(encoding.reason))", "MergeOptions.audio"))
             try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: audioInfo.path)
             audio = Self.encoded(audio, as: encoding)
         }
@@ -117,12 +117,13 @@ package struct MergePlanner: Sendable {
     /// they need, and the muxer takes its packets as a stand-in codec's.
     /// Anywhere else (Matroska) nothing would describe it in the output.
     /// `need` says what the merge would do beyond a copy.
-    static func checkUnread(_ stream: StreamInfo, of path: String, yet need: String? = nil) throws {
+    /// `option` names the option that asks for it.
+    static func checkUnread(_ stream: StreamInfo, of path: String, yet need: (what: String, option: String)? = nil) throws {
         guard let unreadable = stream.unreadableCodec else { return }
         let what = "its \(stream.kind.rawValue) stream is \(unreadable)"
         if let need {
             // What was asked of it is the problem, not the file.
-            throw MediaMuxError.invalidOption("\(path): \(what); it can be copied as it is, but not \(need)")
+            throw MediaMuxError.invalidOption(option: need.option, message: "\(path): \(what); it can be copied as it is, but not \(need.what)")
         }
         guard standIn(for: stream) != nil else {
             throw MediaMuxError.notMedia(path: path, detail: "\(what); only an MP4 or MOV source's can be copied unread")

@@ -25,7 +25,7 @@ extension MergePlanner {
         guard audio.sourceStart < ending.end else {
             let offset = options.audio.offset
             if offset.value != 0 {
-                throw MediaMuxError.invalidOption(
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.offset", message:
                     "\(track.path): an offset of \(offset.secondsText()) s starts it at \(audio.sourceStart.secondsText()) s, after the video ends at \(ending.end.secondsText()) s")
             }
             throw MediaMuxError.damaged(path: track.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
@@ -44,7 +44,7 @@ extension MergePlanner {
         moved.sourceEnd = track.sourceEnd + offset
         let start = track.sourceStart + offset
         guard moved.sourceEnd > .zero() else {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.offset", message:
                 "\(path): an offset of \(offset.secondsText()) s skips all of its \((track.sourceEnd - track.sourceStart).secondsText()) s")
         }
         if start < .zero() {
@@ -73,7 +73,7 @@ extension MergePlanner {
         let videoEnd = video.sourceEnd
         let audioEnd = audio.sourceEnd
         if loops && policy == .audio {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.audio.loops", message:
                 "\(path): the audio can repeat only up to the end of the video, not when the output ends with the audio")
         }
         if audioEnd == videoEnd {

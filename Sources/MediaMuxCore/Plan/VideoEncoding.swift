@@ -73,7 +73,7 @@ extension MergePlanner {
         }
         let frame = try Self.frame(for: shown, into: orientation, asked: options.video.frameSize, output: output)
         if let profile = DolbyVisionConfiguration(stream.sampleEntry)?.profile, profile == 5 {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.orientation", message:
                 "\(info.path): Dolby Vision profile 5 cannot be re-framed faithfully (its pictures are IPT, which only its "
                     + "metadata turns into colour); the default orientation (keep: upright, copied) keeps it whole")
         }
@@ -100,13 +100,13 @@ extension MergePlanner {
         let wide = orientation != .portrait
         if let asked {
             guard (smallestFrameSide...8192).contains(asked.width), (smallestFrameSide...8192).contains(asked.height) else {
-                throw MediaMuxError.invalidOption("\(output): the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
             }
             guard asked.width % 2 == 0, asked.height % 2 == 0 else {
-                throw MediaMuxError.invalidOption("\(output): the frame size must be even both ways (4:2:0 pictures), not \(asked)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): the frame size must be even both ways (4:2:0 pictures), not \(asked)")
             }
             guard wide ? asked.width >= asked.height : asked.height >= asked.width else {
-                throw MediaMuxError.invalidOption("\(output): a \(orientation.rawValue) frame cannot be \(asked)")
+                throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): a \(orientation.rawValue) frame cannot be \(asked)")
             }
             return asked
         }
@@ -130,14 +130,14 @@ extension MergePlanner {
             notes.append("\(Self.displayName(stream.codec)) is encoded \(Self.displayName(codec)) (\(why))")
         }
         guard let chosen = Self.videoEncoders[codec], hasEncoder(chosen.encoder) else {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.orientation", message:
                 "\(output): the video must be encoded to re-frame it, and this FFmpeg has no \(Self.videoEncoders[codec]?.encoder ?? codec) encoder")
         }
         if let quality = options.quality, !(0...51).contains(quality) {
-            throw MediaMuxError.invalidOption("\(output): the video quality (CRF) must be 0 to 51, not \(quality)")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.video.quality", message: "\(output): the video quality (CRF) must be 0 to 51, not \(quality)")
         }
         if let preset = options.preset, !Self.videoPresets.contains(preset) {
-            throw MediaMuxError.invalidOption(
+            throw MediaMuxError.invalidOption(option: "MergeOptions.video.preset", message:
                 "\(output): the video preset must be one of \(Self.videoPresets.joined(separator: ", ")), not \(preset)")
         }
         if let profile = DolbyVisionConfiguration(stream.sampleEntry) {

@@ -63,7 +63,7 @@ final class Remuxer {
     func run() throws -> MergeReport {
         do {
             return try copy()
-        } catch MediaMuxError.cancelled {
+        } catch let error as MediaMuxError where error.code == .cancelled {
             throw MediaMuxError.cancelled(path: plan.outputPath)
         }
     }
@@ -225,12 +225,14 @@ final class Remuxer {
         }
         do {
             try writer.write(packet)
-        } catch MediaMuxError.ffmpeg(_, _, let code, let message)
-            where copied && [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable, CFFmpeg_AVERROR_PATCHWELCOME()].contains(code) {
+        } catch let error as MediaMuxError {
             // The muxer, or the bitstream filter it applies, refused a copied
             // packet as it is (an ADTS header, a truncated frame, VP9 frames
             // mixing superframes and bare ones, an H.264 stream it has no
             // code for): the input is at fault.
+            guard copied, case .ffmpeg(_, _, let code, let message) = error.failure,
+                [CFFmpeg_AVERROR_INVALIDDATA(), FFmpegCode.notAvailable, CFFmpeg_AVERROR_PATCHWELCOME()].contains(code)
+            else { throw error }
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
         }
         if let progress, throttle.isDue() {
