@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import SystemPackage
 
 /// Where an output streamed as it is made goes: bytes in order, never
@@ -63,10 +58,4 @@ package final class DescriptorSink: ByteSink {
     }
 
     package func finish() throws {}
-}
-
-/// Has a write to a pipe whose reader has gone fail with EPIPE, which the
-/// writer reports, instead of SIGPIPE ending the process without a word.
-package func ignoreBrokenPipeSignal() {
-    ignoreSignal(SIGPIPE)
 }

@@ -70,9 +70,19 @@ package func readBytes(_ descriptor: Int32, count: Int, at offset: Int64) -> [UI
     }
 }
 
+/// Opens a file to read (close-on-exec); nil (errno set) when it cannot.
+package func openForReading(_ path: String) -> FileDescriptor? {
+    do {
+        return try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+    } catch {
+        recordErrno(error)
+        return nil
+    }
+}
+
 /// `body`'s result over `path` opened for reading (closed after); nil when it cannot be opened.
 package func withFileForReading<T>(_ path: String, _ body: (Int32) throws -> T) rethrows -> T? {
-    guard let file = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec]) else { return nil }
+    guard let file = openForReading(path) else { return nil }
     defer { try? file.close() }
     return try body(file.rawValue)
 }
@@ -119,6 +129,20 @@ package func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at
 
 package func writeFully(_ descriptor: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
     bytes.withUnsafeBytes { writeFully(descriptor, $0, at: offset) }
+}
+
+/// Makes `path` a file of `bytes` alone (created rw-r--r-- before the
+/// umask, or cut to nothing first); false (errno set) when it cannot.
+package func writeWholeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
+    let file: FileDescriptor
+    do {
+        file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite, .groupRead, .otherRead])
+    } catch {
+        recordErrno(error)
+        return false
+    }
+    defer { try? file.close() }
+    return writeFully(file.rawValue, bytes, at: 0)
 }
 
 /// Leaves `error`'s code in errno, as the functions above promise.

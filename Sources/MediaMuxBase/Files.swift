@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 
 /// A flag the packet loop and FFmpeg's interrupt callback both read, set from
@@ -17,14 +12,13 @@ package final class CancellationFlag: Sendable {
 /// Checks the path before FFmpeg sees it, so that the common mistakes get
 /// precise messages rather than FFmpeg's generic ones.
 package func checkReadableFile(_ path: String) throws {
-    var info = stat()
-    guard stat(path, &info) == 0 else {
-        if errno == ENOENT || errno == ENOTDIR { throw MediaMuxError.fileNotFound(path: path) }
+    guard let status = fileStatus(path) else {
+        if [.noSuchFileOrDirectory, .notDirectory].contains(lastSystemError) { throw MediaMuxError.fileNotFound(path: path) }
         throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
     }
-    if (info.st_mode & S_IFMT) == S_IFDIR { throw MediaMuxError.notAFile(path: path) }
-    guard access(path, R_OK) == 0 else {
+    if status.isFolder { throw MediaMuxError.notAFile(path: path) }
+    guard canRead(path) else {
         throw MediaMuxError.unreadable(path: path, reason: systemErrorText())
     }
-    if info.st_size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
+    if status.size == 0 { throw MediaMuxError.notMedia(path: path, detail: "the file is empty") }
 }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What the planner needs to know about the output path; gathered by the caller
 /// so that planning itself touches no file.
@@ -33,19 +28,16 @@ package struct OutputFacts: Sendable, Equatable {
 
 /// Looks at the output path and the inputs, for the planner.
 package func outputFacts(output: String, inputs: [String]) -> OutputFacts {
-    var info = stat()
-    let exists = stat(output, &info) == 0
-    let folder = folderPart(of: output)
-    var folderInfo = stat()
-    let folderExists = stat(folder, &folderInfo) == 0 && (folderInfo.st_mode & S_IFMT) == S_IFDIR
+    let status = fileStatus(output)
+    let folderExists = fileStatus(folderPart(of: output))?.isFolder == true
     var sameAsInput = false
     var inputBytes = 0
     for input in inputs {
-        var inputInfo = stat()
-        guard stat(input, &inputInfo) == 0 else { continue }
-        inputBytes += Int(inputInfo.st_size)
-        if exists && inputInfo.st_dev == info.st_dev && inputInfo.st_ino == info.st_ino { sameAsInput = true }
+        guard let inputStatus = fileStatus(input) else { continue }
+        inputBytes += Int(inputStatus.size)
+        if inputStatus.identity == status?.identity { sameAsInput = true }
     }
-    let isFolder = exists && (info.st_mode & S_IFMT) == S_IFDIR
+    let exists = status != nil
+    let isFolder = status?.isFolder == true
     return OutputFacts(exists: exists, isFolder: isFolder, folderExists: folderExists, isSameFileAsAnInput: sameAsInput, inputBytes: inputBytes)
 }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What went wrong reading or patching QuickTime/MP4 boxes.
 package enum BoxFailure: Error, CustomStringConvertible {
@@ -121,9 +116,9 @@ package struct MovieHeaderFacts {
     package var fragments: MovieFragments?
 
     package init(path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BoxFailure.io("cannot open: \(systemErrorText())") }
-        defer { close(descriptor) }
+        guard let file = openForReading(path) else { throw BoxFailure.io("cannot open: \(systemErrorText())") }
+        defer { try? file.close() }
+        let descriptor = file.rawValue
         let tree = try MovieTree(moovBytes: readMovieBox(descriptor: descriptor).bytes)
         try self.init(tree: tree)
         if tree.root.first("mvex") != nil {
@@ -243,9 +238,9 @@ extension MovieHeaderFacts {
 /// or its moov cannot be read.
 /// A cheap check for downloads, which then need no demuxer in memory.
 package func quickTimeHasSoundTrack(path: String) -> Bool? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
+    guard let file = openForReading(path) else { return nil }
+    defer { try? file.close() }
+    let descriptor = file.rawValue
     guard let head = readBytes(descriptor, count: 8, at: 0), head.count == 8,
           MovieTree.leadingBoxTypes.contains(String(decoding: head[4..<8], as: UTF8.self)) else { return nil }
     // A movie header that cannot be read is left to FFmpeg's probe, which says what is wrong.

@@ -52,6 +52,14 @@ package struct FileStatus: Sendable, Equatable {
     package var size: Int64
     /// Nanoseconds since 1970.
     package var modified: Int64
+    /// The file's device and inode: two names with both equal are one file.
+    package var identity: FileIdentity
+}
+
+/// A file's device and inode numbers.
+package struct FileIdentity: Sendable, Hashable {
+    package var device: UInt64
+    package var inode: UInt64
 }
 
 /// The path's status; nil (errno set) when it cannot be read.
@@ -65,8 +73,23 @@ package func fileStatus(_ path: String) -> FileStatus? {
     #endif
     return FileStatus(
         isRegularFile: (info.st_mode & S_IFMT) == S_IFREG, isFolder: (info.st_mode & S_IFMT) == S_IFDIR, size: Int64(info.st_size),
-        modified: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+        modified: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec),
+        identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
 }
+
+/// The error the last failed call here left in errno.
+package var lastSystemError: Errno { Errno(rawValue: errno) }
+
+/// Whether this process may read the file (access(2) with R_OK; errno set when not).
+package func canRead(_ path: String) -> Bool {
+    access(path, R_OK) == 0
+}
+
+/// Whether anything is at `path`, following links (access(2) with F_OK).
+package func pathExists(_ path: String) -> Bool {
+    access(path, F_OK) == 0
+}
+
 
 /// A folder for outputs: made when missing (its parent must exist). True
 /// when this call made it.
@@ -99,6 +122,12 @@ package func ignoreFileSizeLimitSignal() {
     ignoreSignal(SIGXFSZ)
 }
 
+/// Has a write to a pipe whose reader has gone fail with EPIPE, which the
+/// writer reports, instead of SIGPIPE ending the process without a word.
+package func ignoreBrokenPipeSignal() {
+    ignoreSignal(SIGPIPE)
+}
+
 /// Whether standard output is a terminal.
 package var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
@@ -109,6 +138,25 @@ package var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 package func writeToStandardError(_ text: String) {
     var text = text
     text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+}
+
+/// The calling thread's id (pthread_self), to tell threads apart.
+package var currentThreadID: UInt {
+    #if os(Linux)
+    return UInt(pthread_self())
+    #else
+    return UInt(bitPattern: pthread_self())
+    #endif
+}
+
+/// Ends the process with `status` (exit(3): buffered output is flushed).
+package func exitProcess(_ status: Int32) -> Never {
+    exit(status)
+}
+
+/// Ends the process with SIGABRT, as a crash (what a fuzzer records).
+package func abortProcess() -> Never {
+    abort()
 }
 
 /// This process's id.

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import SystemPackage
 
 /// A file beside the output that becomes the output only when complete. Its
@@ -30,39 +25,38 @@ package final class TemporaryOutput {
     /// atomically). With it, an existing output is swapped out in one step
     /// and then removed (see `exchangeNames`).
     package func commit(overwrite: Bool) throws -> Int {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard let status = fileStatus(path) else {
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
         if overwrite {
             if isRegularFile(finalPath), exchangeNames(path, finalPath) {
                 // The old output now has the temporary name.
-                unlink(path)
+                removeFile(path)
             } else {
-                guard rename(path, finalPath) == 0 else {
+                guard renameFile(path, to: finalPath) else {
                     throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
                 }
                 // Renaming onto a hard link of the same file succeeds without removing the old name.
-                unlink(path)
+                removeFile(path)
             }
-        } else if link(path, finalPath) == 0 {
-            unlink(path)
-        } else if errno == EEXIST {
+        } else if linkFile(path, to: finalPath) {
+            removeFile(path)
+        } else if lastSystemError == .fileExists {
             throw MediaMuxError.outputExists(path: finalPath)
-        } else if [EPERM, ENOTSUP, EXDEV, EMLINK].contains(errno), access(finalPath, F_OK) != 0 {
+        } else if [.notPermitted, .notSupported, .improperLink, .tooManyLinks].contains(lastSystemError), !pathExists(finalPath) {
             // No hard links on this file system: the existence check and rename are not atomic, but close.
-            guard rename(path, finalPath) == 0 else {
+            guard renameFile(path, to: finalPath) else {
                 throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
             }
         } else {
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
         committed = true
-        return Int(info.st_size)
+        return Int(status.size)
     }
 
     package func discard() {
-        if !committed { unlink(path) }
+        if !committed { removeFile(path) }
     }
 }
 
@@ -86,7 +80,7 @@ extension TemporaryOutput {
             let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .createdFile)
             try file.closeAfter { _ = try file.writeAll(toAbsoluteOffset: 0, bytes) }
         } catch {
-            unlink(path)
+            removeFile(path)
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText(error))
         }
     }
@@ -105,7 +99,7 @@ extension TemporaryOutput {
         for (folder, prefixes) in byFolder {
             for name in folderNames(folder) {
                 guard name.contains(".partial"), let dash = name.ranges(of: ".mediamux-").last else { continue }
-                if prefixes.contains(String(name[..<dash.upperBound])) { unlink(folder + "/" + name) }
+                if prefixes.contains(String(name[..<dash.upperBound])) { removeFile(folder + "/" + name) }
             }
         }
     }

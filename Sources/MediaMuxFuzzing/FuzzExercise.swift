@@ -2,11 +2,6 @@ import MediaMux
 import MediaMuxBase
 import MediaMuxCore
 import MediaMuxPreview
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Everything MediaMux does with a file a user hands it, run over one input:
 /// the box reader, probing, planning, a merge with the input as the video
@@ -51,7 +46,7 @@ package struct FuzzExercise: Sendable {
         self.video = video
         self.audio = audio
         engine = MuxEngine(runtime: runtime)
-        mkdir(folder, 0o755)
+        _ = makeFolder(folder)
     }
 
     /// Runs every step over `bytes`; empty when every promise held.
@@ -60,7 +55,7 @@ package struct FuzzExercise: Sendable {
         guard writeInput(bytes) else {
             return [Violation(step: "setup", problem: "cannot write \(input)")]
         }
-        defer { unlink(input) }
+        defer { removeFile(input) }
         found += readBoxes()
         found += await probe()
         found += await merge(step: "merge as video", video: input, audio: audio)
@@ -125,7 +120,7 @@ package struct FuzzExercise: Sendable {
 
     /// A merge's output must probe with both streams, and be all it left; it is removed after.
     private func checkOutput(step: String) async -> [Violation] {
-        defer { unlink(output) }
+        defer { removeFile(output) }
         do {
             let written = try await engine.probe(output)
             if written.video == nil || written.audio == nil {
@@ -180,18 +175,11 @@ package struct FuzzExercise: Sendable {
     private func leftovers(step: String, allowing: Set<String> = []) -> [Violation] {
         let left = Set(folderNames(folder)).subtracting(["input"]).subtracting(allowing)
         guard !left.isEmpty else { return [] }
-        for name in left { unlink(folder + "/" + name) }
+        for name in left { removeFile(folder + "/" + name) }
         return [Violation(step: step, problem: "left behind \(left.sorted())")]
     }
 
-    private func writeInput(_ bytes: [UInt8]) -> Bool { write(bytes, to: input) }
+    private func writeInput(_ bytes: [UInt8]) -> Bool { writeWholeFile(input, bytes) }
 
-    private func writeOutput(_ bytes: [UInt8]) -> Bool { write(bytes, to: output) }
-
-    private func write(_ bytes: [UInt8], to path: String) -> Bool {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return writeFully(descriptor, bytes, at: 0)
-    }
+    private func writeOutput(_ bytes: [UInt8]) -> Bool { writeWholeFile(output, bytes) }
 }

@@ -1,11 +1,6 @@
 import Dispatch
 import MediaMuxBase
 import MediaMuxFuzzing
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Two programs from one file. Built normally, `mediamux-fuzz FILE|FOLDER...`
 // runs the exercise over each file and says which broke a promise. Built
@@ -19,7 +14,7 @@ private func makeExercise() -> FuzzExercise {
     let media = environmentValue("MEDIAMUX_TEST_MEDIA")
         ?? folderPart(of: folderPart(of: folderPart(of: #filePath))) + "/TestMedia"
     return FuzzExercise(
-        folder: "\(scratch)/mediamux-fuzz-\(getpid())",
+        folder: "\(scratch)/mediamux-fuzz-\(processID)",
         video: media + "/h264_frame_index.mp4", audio: media + "/aac_2s.m4a")
 }
 
@@ -40,8 +35,7 @@ private func runToEnd(_ exercise: FuzzExercise, _ bytes: [UInt8]) -> [FuzzExerci
 
 /// One line on standard error.
 private func say(_ line: String) {
-    var text = line + "\n"
-    text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+    writeToStandardError(line + "\n")
 }
 
 #if MEDIAMUX_LIBFUZZER
@@ -64,7 +58,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let violations = runToEnd(exercise, bytes)
     guard violations.isEmpty else {
         for violation in violations { say("mediamux-fuzz: \(violation)") }
-        abort()
+        abortProcess()
     }
     return 0
 }
@@ -74,7 +68,7 @@ enum Fuzz {
     static func main() {
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
-        exit(runFuzzerDriver(&argc, &argv, { data, size in fuzzOneInput(data, size) }))
+        exitProcess(runFuzzerDriver(&argc, &argv, { data, size in fuzzOneInput(data, size) }))
     }
 }
 #else
@@ -84,7 +78,7 @@ enum Replay {
         let arguments = CommandLine.arguments.dropFirst()
         guard !arguments.isEmpty else {
             say("usage: mediamux-fuzz FILE|FOLDER...")
-            exit(2)
+            exitProcess(2)
         }
         let exercise = makeExercise()
         var files = 0
@@ -94,7 +88,7 @@ enum Replay {
             for path in paths where isRegularFile(path) {
                 guard let bytes = readWholeFile(path) else {
                     say("\(path): cannot be read")
-                    exit(2)
+                    exitProcess(2)
                 }
                 files += 1
                 let violations = runToEnd(exercise, bytes)
@@ -102,9 +96,9 @@ enum Replay {
                 if !violations.isEmpty { broken += 1 }
             }
         }
-        rmdir(exercise.folder)
+        removeFolder(exercise.folder)
         print("\(files) files, \(broken) broke a promise")
-        exit(broken == 0 ? 0 : 1)
+        exitProcess(broken == 0 ? 0 : 1)
     }
 }
 #endif

@@ -1,11 +1,6 @@
 import MediaMuxBase
 internal import CFFmpeg
 internal import CFFmpegLog
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// FFmpeg's text for an error code (what `av_err2str` gives in C).
 package func ffmpegErrorText(_ code: Int32) -> String {

@@ -3,11 +3,6 @@ import Logging
 internal import CFFmpeg
 internal import CFFmpegLog
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Runs blocking FFmpeg work on the runtime's pool (see runBlocking), with
 /// FFmpeg's messages on that thread going to the runtime's logger.
@@ -99,13 +94,7 @@ package enum FFmpegMessages {
         }
     }
 
-    private static func currentThread() -> UInt {
-        #if os(Linux)
-        return UInt(pthread_self())
-        #else
-        return UInt(bitPattern: pthread_self())
-        #endif
-    }
+    private static func currentThread() -> UInt { currentThreadID }
 }
 
 /// The FFmpeg libraries MediaMux runs on.
