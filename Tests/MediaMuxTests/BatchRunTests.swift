@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MediaMux
 @testable import MediaMuxBase
@@ -148,7 +149,7 @@ struct BatchRunTests {
         #expect(listing.contains(".other.mp4.mediamux-7.partial"))
     }
 
-    @Test func aURLSharedByJobsIsDownloadedOnce() async throws {
+    @Test(.tags(.network), .skippedByTag) func aURLSharedByJobsIsDownloadedOnce() async throws {
         try await Self.withSongServer { server, url in
             let folder = try TemporaryFolder()
             let manifest = try Self.merges(in: folder, count: 4, audio: url)
@@ -181,7 +182,7 @@ struct BatchRunTests {
 
     /// Jobs waiting on a shared download that stalls: cancelling the batch
     /// ends the download too, instead of waiting the stall out.
-    @Test func cancellingDoesNotWaitForASharedDownload() async throws {
+    @Test(.tags(.network), .skippedByTag) func cancellingDoesNotWaitForASharedDownload() async throws {
         try await Self.withSongServer { server, url in
             let folder = try TemporaryFolder()
             server.inject("/song.m4a", [.stallAfter(bytes: 4096, seconds: 60)])

@@ -1,12 +1,13 @@
 import Foundation
 import MediaMux
+import TestSupport
 import Testing
 
 /// Sixteen pieces of work at once in one process: 8 merges, 4 downloads and
 /// 4 frame streams, half of each cancelled midway. The rest give exactly what
 /// they give when run alone; the cancelled ones end as cancelled and leave
 /// no temporary file.
-@Suite struct ConcurrencyStressTests {
+@Suite(.tags(.heavy), .skippedByTag) struct ConcurrencyStressTests {
     /// Cancels a task that may not have been stored yet when asked to.
     final class CancelOnce: Sendable {
         private let state = Locked<(task: Task<Outcome, Never>?, asked: Bool)>((nil, false))

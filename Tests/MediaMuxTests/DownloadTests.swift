@@ -3,6 +3,7 @@ import Foundation
 import NIOPosix
 import NIOSSL
 import Synchronization
+import TestSupport
 import Testing
 @testable import MediaMux
 @testable import MediaMuxCore
@@ -10,6 +11,7 @@ import Testing
 @testable import MediaMuxDownload
 
 /// Real downloads from the loopback TestHTTPServer (127.0.0.1 only), with faults injected.
+@Suite(.tags(.network), .skippedByTag)
 struct DownloadTests {
     // MARK: Helpers
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 @testable import MediaMux
 @testable import MediaMuxCore
@@ -105,7 +106,7 @@ struct FragmentedOutputTests {
     /// applies only the start of an edit list in fragments, not its end, so
     /// its duration estimate runs to the media's end (as it does for
     /// fragments FFmpeg writes itself): that is not compared.
-    @Test func gstreamerAndFFprobeAgree() async throws {
+    @Test(.tags(.gstreamer), .skippedByTag) func gstreamerAndFFprobeAgree() async throws {
         for (name, expected) in [("bframes", 4.0), ("held", 7.3)] {
             let folder = try TemporaryFolder()
             let outputs = try await Self.merge(Self.jobs[name]!, named: name, in: folder)
@@ -130,7 +131,7 @@ struct FragmentedOutputTests {
     /// by about 5 levels on average, so its picture is only told apart from
     /// the movie's half a second either side (about 11-14 levels away);
     /// the frame-exact timing is the tests' own reader's to check.
-    @Test func chromiumPlaysTheFragmentsFromDiskAndThroughMediaSource() async throws {
+    @Test(.tags(.browser, .network), .skippedByTag) func chromiumPlaysTheFragmentsFromDiskAndThroughMediaSource() async throws {
         let folder = try TemporaryFolder()
         let outputs = try await Self.merge(Self.jobs["bframes"]!, named: "bframes", in: folder)
         let server = try await TestHTTPServer.start()

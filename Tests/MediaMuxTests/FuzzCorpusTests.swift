@@ -1,5 +1,6 @@
 import Foundation
 import MediaMuxFuzzing
+import TestSupport
 import Testing
 
 /// The fuzzer's corpus, run on every build: the seeds, what the fuzzer
@@ -8,7 +9,7 @@ import Testing
 /// box reader, probe, plan, a merge each way and frame decoding, with the
 /// contract checked (a failure names a file in MediaMux's own words and
 /// leaves nothing behind; a merge writes a file that probes again).
-@Suite struct FuzzCorpusTests {
+@Suite(.tags(.heavy), .skippedByTag) struct FuzzCorpusTests {
     static let folders = ["seeds", "corpus", "regressions"]
 
     @Test(arguments: folders)

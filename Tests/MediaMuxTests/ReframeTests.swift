@@ -12,7 +12,7 @@ import TestSupport
 /// source frame turned by the tests and scaled by libswscale's bicubic, so
 /// a sideways or upside-down picture fails), and the sides. One at a time:
 /// each encoder takes every core.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.heavy), .skippedByTag)
 struct ReframeTests {
     static let phone = Fixtures.path("phone_portrait_h264_aac.mp4")
     static let song = Fixtures.path("aac_7s.m4a")
@@ -231,7 +231,7 @@ struct ReframeTests {
     /// (Debian 13) reads the mdcv box, lists G, B, R and gives the luminance
     /// as 152:0 (the box's 10000000 and 50 over 65536). The primaries and white
     /// point are compared, whatever the order.
-    @Test func gstreamerDecodesTheHDROutputWithItsColour() async throws {
+    @Test(.tags(.gstreamer), .skippedByTag) func gstreamerDecodesTheHDROutputWithItsColour() async throws {
         let folder = try TemporaryFolder()
         let source = Fixtures.path("hevc_hdr10_entry_boxes.mp4")
         let outcome = try await Self.reframe(source, orientation: .portrait, fit: .blur, folder: folder)
@@ -252,7 +252,7 @@ struct ReframeTests {
     }
 
     /// Chromium shows the H.264 output landscape, at the frame's size and the clip's length.
-    @Test func chromiumShowsItLandscape() async throws {
+    @Test(.tags(.browser), .skippedByTag) func chromiumShowsItLandscape() async throws {
         let folder = try TemporaryFolder()
         _ = try await Self.reframe(Self.phone, orientation: .landscape, fit: .blur, folder: folder)
         let page = folder.path("page.html")

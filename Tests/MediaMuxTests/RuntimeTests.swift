@@ -117,11 +117,9 @@ struct RuntimeTests {
     }
 
     /// Downloads go through the caller's HTTP client, which stays usable after.
-    @Test func downloadsUseTheCallersHTTPClient() async throws {
-        let server = try await TestHTTPServer.start()
+    @Test(.tags(.network), .skippedByTag) func downloadsUseTheCallersHTTPClient() async throws {
         let folder = try TemporaryFolder()
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
-        do {
+        try await TestHTTPServer.withClient { server, client in
             let song = Array(FileManager.default.contents(atPath: Fixtures.path("aac_2s.m4a")) ?? Data())
             server.serve("/song.m4a", body: song)
             let engine = MuxEngine(httpClient: client)
@@ -130,13 +128,7 @@ struct RuntimeTests {
                     server.url("/song.m4a"), to: folder.path(name), options: DownloadOptions(cacheDirectory: folder.path("cache"), useCache: false))
                 #expect(result.bytes == Int64(song.count))
             }
-        } catch {
-            try? await client.shutdown()
-            try? await server.stop()
-            throw error
         }
-        try await client.shutdown()
-        try await server.stop()
     }
 
     /// Errors say what kind they are and what they concern; their

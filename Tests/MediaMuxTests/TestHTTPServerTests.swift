@@ -3,9 +3,11 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 import Testing
 
 /// Checks the test server itself, with AsyncHTTPClient and with raw TCP.
+@Suite(.tags(.network), .skippedByTag)
 struct TestHTTPServerTests {
     /// A deterministic, non-repeating-looking body.
     static func body(_ count: Int) -> [UInt8] {
@@ -21,26 +23,6 @@ struct TestHTTPServerTests {
         var headers: HTTPHeaders
         var body: [UInt8]
         func header(_ name: String) -> String? { headers.first(name: name) }
-    }
-
-    static func withServer(
-        redirects: HTTPClient.Configuration.RedirectConfiguration = .follow(max: 5, allowCycles: false),
-        read: TimeAmount? = nil,
-        _ body: (TestHTTPServer, HTTPClient) async throws -> Void
-    ) async throws {
-        let server = try await TestHTTPServer.start()
-        var configuration = HTTPClient.Configuration(redirectConfiguration: redirects)
-        configuration.timeout = .init(connect: .seconds(2), read: read)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            try await body(server, client)
-        } catch {
-            try? await client.shutdown()
-            try? await server.stop()
-            throw error
-        }
-        try await client.shutdown()
-        try await server.stop()
     }
 
     static func fetch(
@@ -75,7 +57,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func fullGETAndHEAD() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(3 * 1024 * 1024 + 17)
             server.serve("/song.m4a", body: bytes)
             let response = try await Self.fetch(client, server.url("/song.m4a"))
@@ -104,7 +86,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func ranges() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(1000)
             server.serve("/a", body: bytes, acceptRanges: true)
             let open = try await Self.fetch(client, server.url("/a"), headers: [("Range", "bytes=100-")])
@@ -140,7 +122,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func conditionals() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(500)
             server.serve("/c", body: bytes)
             let mismatch = try await Self.fetch(
@@ -173,7 +155,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func resourceChanges() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(300)
             let other = Self.body(200).reversed() as [UInt8]
             server.serve("/r", body: bytes)
@@ -196,7 +178,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func cutAfterEndsTheConnectionMidBody() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(200_000)
             server.serve("/cut", body: bytes)
             server.inject("/cut", [.cutAfter(bytes: 70_000), .cutAfter(bytes: 10)])
@@ -225,7 +207,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func stallTriggersReadTimeout() async throws {
-        try await Self.withServer(read: .milliseconds(200)) { server, client in
+        try await TestHTTPServer.withClient(read: .milliseconds(200)) { server, client in
             server.serve("/stall", body: Self.body(100_000))
             // The stall outlasts the request's 5 s deadline, so only the 200 ms
             // read timeout can end it with this particular error.
@@ -238,7 +220,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func statusFaultThenNormal() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(100)
             server.serve("/s", body: bytes)
             server.inject("/s", [.status(503, retryAfter: "1", body: "busy"), .status(500), .html(status: 200), .json])
@@ -260,7 +242,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func redirects() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(64)
             server.serve("/final", body: bytes)
             server.redirect("/r1", to: "/r2", status: 301)
@@ -276,7 +258,7 @@ struct TestHTTPServerTests {
                 _ = try await Self.fetch(client, server.url("/final"))
             }
         }
-        try await Self.withServer(redirects: .disallow) { server, client in
+        try await TestHTTPServer.withClient(redirects: .disallow) { server, client in
             server.redirect("/loop", to: "/loop")
             let response = try await Self.fetch(client, server.url("/loop"))
             #expect(response.status == 302)
@@ -285,7 +267,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func keepAliveWrongLengthAndDelay() async throws {
-        try await Self.withServer { server, client in
+        try await TestHTTPServer.withClient { server, client in
             let bytes = Self.body(1000)
             server.serve("/k", body: bytes)
             // Two pipelined requests on one connection; the second asks to close.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -115,7 +116,7 @@ final class LoopbackFileServer: @unchecked Sendable {
 
 /// `muxctl download`, `muxctl cache` and `muxctl merge` with an audio URL,
 /// against a loopback file server.
-@Suite("download command")
+@Suite("download command", .tags(.network), .skippedByTag)
 struct DownloadCommandTests {
     /// A scratch folder whose `in/` holds a copy of aac_7s.m4a, served over HTTP.
     struct Setup {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ import Darwin
 /// half-written. A full disk is a limit on the size of the files muxctl may
 /// write (`ulimit -f`): a write past it fails as one past the end of a full
 /// disk does (EFBIG instead of ENOSPC), with no mount needed.
-@Suite("faults")
+@Suite("faults", .tags(.heavy), .skippedByTag)
 struct FaultTests {
     /// ThreadSanitizer's runtime takes a bus error in its own shadow memory
     /// under a file-size limit, in muxctl's first thread, before any of

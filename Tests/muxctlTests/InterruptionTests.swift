@@ -10,7 +10,7 @@ import Darwin
 
 /// SIGINT / SIGTERM during a merge: either the merge completed (exit 0, full
 /// output) or it was stopped (exit 128+signal, no output, no temporary file).
-@Suite("merge interrupted", Samples.required)
+@Suite("merge interrupted", Samples.required, .tags(.heavy), .skippedByTag)
 struct InterruptionTests {
     /// The largest input pair (a 3.2 MB iPhone clip), so the remux itself takes a measurable time.
     static let video = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -611,5 +612,29 @@ private final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHand
                 self.close(context, index: index)
             }
         }
+    }
+}
+
+extension TestHTTPServer {
+    /// A server and an HTTP client for it (redirects and read timeout as
+    /// given), both shut down after `body`, whether it throws or not.
+    static func withClient(
+        redirects: HTTPClient.Configuration.RedirectConfiguration = .follow(max: 5, allowCycles: false),
+        read: TimeAmount? = nil,
+        _ body: (TestHTTPServer, HTTPClient) async throws -> Void
+    ) async throws {
+        let server = try await TestHTTPServer.start()
+        var configuration = HTTPClient.Configuration(redirectConfiguration: redirects)
+        configuration.timeout = .init(connect: .seconds(2), read: read)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            try await body(server, client)
+        } catch {
+            try? await client.shutdown()
+            try? await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        try await server.stop()
     }
 }
