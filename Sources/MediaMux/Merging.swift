@@ -41,12 +41,31 @@ public struct MuxReport: Sendable, Equatable {
     public var warnings: [String] { (audioDownload?.warnings ?? []) + merge.warnings }
 }
 
-/// How far a merge whose audio is a URL has come: first its download, then the merge.
-public enum MuxProgress: Sendable, Equatable {
+/// How far a merge whose audio is a URL has come: first its download, then
+/// the merge. A merge of local files reports `.merging` alone. As a
+/// `WorkProgress`, `completed` and `description` are those of the step under
+/// way, so a caller that shows progress need not tell the two apart.
+public enum MuxProgress: Sendable, Equatable, WorkProgress {
     /// The soundtrack's download: bytes so far, rate, time left.
     case downloading(DownloadProgress)
     /// The merge: media time written so far.
     case merging(MergeProgress)
+
+    /// The step's own `completed`.
+    public var completed: Double? {
+        switch self {
+        case .downloading(let step): return step.completed
+        case .merging(let step): return step.completed
+        }
+    }
+
+    /// "download: 4.2 MiB of 9.3 MiB, 2.1 MiB/s", then "merge: 3.200 of 10.000 s".
+    public var description: String {
+        switch self {
+        case .downloading(let step): return "download: \(step)"
+        case .merging(let step): return "merge: \(step)"
+        }
+    }
 }
 
 extension MuxEngine {
@@ -220,8 +239,13 @@ extension MuxEngine {
         }
         let none: @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
         let observing = preview.map { ThumbnailPlan.observing(thumbnails, handler: $0) } ?? none
-        let report = try await merging.merge(
+        var report = try await merging.merge(
             video: video, audio: audioPath, output: output, options: options, progress: progress, observing: observing)
+        if audioPath != audio {
+            // The caller named a URL: the report says the URL, and the download's result where the bytes were.
+            report.audio.source = audio
+            report.warnings = report.warnings.map { $0.replacing(audioPath, with: audio) }
+        }
         return MuxReport(merge: report, audioDownload: fetched)
     }
 

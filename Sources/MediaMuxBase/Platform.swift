@@ -81,6 +81,18 @@ extension MediaTime {
     }
 }
 
+/// A size for people: "812 bytes", "4.2 MiB".
+package func formatBytes(_ bytes: Int) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(bytes) bytes" : "\(fixedPoint(value, decimals: 1)) \(units[unit])"
+}
+
 package func fixedPoint(_ value: Double, decimals: Int) -> String {
     guard value.isFinite else { return "\(value)" }
     var scale = 1.0

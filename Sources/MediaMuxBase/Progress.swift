@@ -15,6 +15,25 @@ package struct ProgressThrottle: Sendable {
     }
 }
 
+/// What every progress report has in common, whatever the call (a merge, a
+/// preview, a download, a batch, a merge that downloads its soundtrack
+/// first): how much is done, and one line that says so. One progress bar or
+/// log line serves them all:
+///
+/// ```swift
+/// func show(_ progress: some WorkProgress) {
+///     print(progress.completed.map { "\(Int($0 * 100))%" } ?? "…", progress)
+/// }
+/// ```
+///
+/// Each report also has fields of its own (a merge's media time written, a
+/// download's rate); its type documents them.
+public protocol WorkProgress: Sendable, CustomStringConvertible {
+    /// How much is done, from 0 to 1; nil while the whole is not known (a
+    /// download whose server gives no length, a batch's jobs before one ends).
+    var completed: Double? { get }
+}
+
 /// What a long call reports while it runs, then its result.
 public enum ProgressEvent<Progress: Sendable, Result: Sendable>: Sendable {
     /// How far the call has come; the newest report when the consumer is slower than the call.
@@ -31,7 +50,7 @@ extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable 
 /// ```swift
 /// for try await event in engine.mergeEvents(video: v, audio: a, output: o) {
 ///     switch event {
-///     case .progress(let progress): show(progress.fraction)
+///     case .progress(let progress): show(progress.completed ?? 0)
 ///     case .finished(let report): print(report.duration)
 ///     }
 /// }

@@ -98,6 +98,19 @@ public struct DownloadProgress: Sendable, Equatable {
     }
 }
 
+extension DownloadProgress: WorkProgress {
+    /// `fraction`: nil while the server has not given the length.
+    public var completed: Double? { fraction }
+
+    /// "4.2 MiB of 9.3 MiB, 2.1 MiB/s", or "4.2 MiB so far" without a length.
+    public var description: String {
+        let received = formatBytes(Int(clamping: bytesReceived))
+        var text = totalBytes.map { "\(received) of \(formatBytes(Int(clamping: $0)))" } ?? "\(received) so far"
+        if bytesPerSecond > 0 { text += ", \(formatBytes(Int(bytesPerSecond)))/s" }
+        return text
+    }
+}
+
 /// Where a downloaded file came from.
 public enum DownloadSource: String, Sendable, Equatable, Encodable {
     /// Fetched (or finished fetching) over the network.

@@ -270,3 +270,13 @@ public struct PreviewProgress: Sendable, Equatable {
         self.fraction = fraction
     }
 }
+
+extension PreviewProgress: WorkProgress {
+    /// `fraction`.
+    public var completed: Double? { fraction }
+
+    /// "3 of 12 frames", or "3 frames" while the total is not known.
+    public var description: String {
+        total.map { "\(done) of \($0) frames" } ?? "\(done) frames"
+    }
+}

@@ -298,16 +298,6 @@ func describe(_ report: MergeReport) -> String {
     ]).joined(separator: "\n")
 }
 
-func formatBytes(_ bytes: Int) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB"]
-    var value = Double(bytes)
-    var unit = 0
-    while value >= 1024 && unit < units.count - 1 {
-        value /= 1024
-        unit += 1
-    }
-    return unit == 0 ? "\(bytes) bytes" : "\(fixedPoint(value, decimals: 1)) \(units[unit])"
-}
 
 /// A hidden file beside `path` for intermediate data, removed afterwards.
 extension String {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
@@ -43,7 +44,7 @@ struct DescriptorTests {
         #expect(seen.all.values.allSatisfy { $0 }, "\(seen.all)")
     }
 
-    @Test func downloadDescriptorsAreCloseOnExec() async throws {
+    @Test(.tags(.network), .skippedByTag) func downloadDescriptorsAreCloseOnExec() async throws {
         try await DownloadTests.withServer { server, folder in
             server.serve("/big.mp4", body: DownloadTests.big, contentType: "video/mp4")
             let seen = Seen()

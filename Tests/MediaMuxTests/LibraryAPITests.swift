@@ -1,4 +1,5 @@
 import Foundation
+import MediaMuxBase
 import SystemPackage
 import Testing
 import TestSupport
@@ -45,7 +46,7 @@ struct LibraryAPITests {
         #expect(try #require(song.duration).seconds > 6.9)
     }
 
-    @Test func mergeFromAURLInOneCall() async throws {
+    @Test(.tags(.network), .skippedByTag) func mergeFromAURLInOneCall() async throws {
         try await DownloadTests.withServer { server, folder in
             server.serve("/song.m4a", body: DownloadTests.small)
             let fromFile = folder.path("from-file.mp4")
@@ -58,6 +59,9 @@ struct LibraryAPITests {
             let report = try await MuxEngine().merge(
                 video: FilePath(Self.video), audio: url, output: FilePath(cached), download: DownloadTests.options(folder))
             #expect(report.audioDownload?.url == server.url("/song.m4a"))
+            // The report names the soundtrack as the caller did; the download says where its bytes are.
+            #expect(report.audio.source == server.url("/song.m4a") && report.video.source == Self.video)
+            #expect(report.audioDownload.map { FileManager.default.fileExists(atPath: $0.path) } == true)
             #expect(report.duration == local.duration)
             #expect(try Self.audioSamples(cached) == Self.audioSamples(fromFile))
 
@@ -70,6 +74,7 @@ struct LibraryAPITests {
                 download: DownloadTests.options(folder, useCache: false),
                 downloadProgress: { progress in downloaded.withLock { $0 = max($0, progress.bytesReceived) } })
             #expect(onceReport.audioDownload?.bytes == Int64(DownloadTests.small.count))
+            #expect(onceReport.audio.source == server.url("/song.m4a"))
             #expect(downloaded.withLock { $0 } == Int64(DownloadTests.small.count))
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")) == ["once.mp4"])
             #expect(try Self.audioSamples(once) == Self.audioSamples(fromFile))
@@ -185,5 +190,23 @@ struct LibraryAPITests {
             path: "v.mp4", format: "mov,mp4",
             streams: [StreamInfo(index: 0, kind: .video, codec: "h264", timeBase: MediaTime(value: 1, timescale: 90000), start: 0, end: 3, width: 1920, height: 1080, rotation: 270)])
         #expect(info.displaySize == VideoSize(width: 1080, height: 1920) && info.duration == MediaTime(3))
+    }
+
+    /// Every call's progress has one shape (`WorkProgress`): how much is done, and a line that says so.
+    @Test func progressReportsShareOneShape() {
+        func line(_ progress: some WorkProgress) -> String {
+            "\(progress.completed.map { fixedPoint($0, decimals: 2) } ?? "?") \(progress)"
+        }
+        #expect(line(MergeProgress(written: 1, total: 4)) == "0.25 1.000 of 4.000 s")
+        #expect(line(MergeProgress(written: 3, total: 10, framesEncoded: 90, framesPlanned: 300)) == "0.30 3.000 of 10.000 s (90 of 300 frames encoded)")
+        #expect(line(PreviewProgress(done: 3, total: 12, fraction: 0.25)) == "0.25 3 of 12 frames")
+        #expect(line(PreviewProgress(done: 3, total: nil, fraction: 0.4)) == "0.40 3 frames")
+        #expect(line(DownloadProgress(bytesReceived: 3 << 20, totalBytes: 12 << 20, bytesPerSecond: 1_048_576)) == "0.25 3.0 MiB of 12.0 MiB, 1.0 MiB/s")
+        #expect(line(DownloadProgress(bytesReceived: 512)) == "? 512 bytes so far")
+        #expect(line(BatchProgress(total: 4, finished: 2, failed: 1, skipped: 0, running: 1)) == "0.50 2 of 4 jobs ended (1 failed), 1 running")
+        #expect(line(MuxProgress.downloading(DownloadProgress(bytesReceived: 512))) == "? download: 512 bytes so far")
+        #expect(line(MuxProgress.merging(MergeProgress(written: 2, total: 4))) == "0.50 merge: 2.000 of 4.000 s")
+        #expect("\(MergePlan.MovieHeaderPlacement.reservedAtFront(bytes: 4096))" == "at the front, in 4096 bytes reserved for it")
+        #expect("\(MergePlan.MovieHeaderPlacement.fragmented(longest: 2))" == "fragmented, 2.000 s at the most a fragment")
     }
 }

@@ -177,4 +177,39 @@ public struct BatchProgress: Sendable, Equatable {
     public var remaining: Duration?
     /// The job that just ended, if that is what this report is about.
     public var ended: BatchJobReport?
+
+    /// A progress report; for tests.
+    ///
+    /// - Parameters:
+    ///   - total: The shard's jobs.
+    ///   - finished: Jobs ended.
+    ///   - failed: Jobs failed, of those ended.
+    ///   - skipped: Jobs skipped as complete, of those ended.
+    ///   - running: Jobs under way.
+    ///   - remaining: The time left, when known.
+    ///   - ended: The job that just ended.
+    public init(
+        total: Int, finished: Int, failed: Int = 0, skipped: Int = 0, running: Int = 0, remaining: Duration? = nil,
+        ended: BatchJobReport? = nil
+    ) {
+        self.total = total
+        self.finished = finished
+        self.failed = failed
+        self.skipped = skipped
+        self.running = running
+        self.remaining = remaining
+        self.ended = ended
+    }
+}
+
+extension BatchProgress: WorkProgress {
+    /// The jobs ended over the shard's jobs (1 for a shard with none).
+    public var completed: Double? { total > 0 ? Double(finished) / Double(total) : 1 }
+
+    /// "5 of 20 jobs ended (1 failed, 2 skipped), 2 running".
+    public var description: String {
+        let counts = [failed > 0 ? "\(failed) failed" : nil, skipped > 0 ? "\(skipped) skipped" : nil].compactMap { $0 }
+        return "\(finished) of \(total) jobs ended" + (counts.isEmpty ? "" : " (\(counts.joined(separator: ", ")))")
+            + (running > 0 ? ", \(running) running" : "")
+    }
 }

@@ -12,7 +12,7 @@ public struct MergePlan: Sendable, Equatable {
     }
 
     /// Where the moov box goes.
-    public enum MovieHeaderPlacement: Sendable, Equatable {
+    public enum MovieHeaderPlacement: Sendable, Equatable, CustomStringConvertible {
         /// Reserved at the front with room for this many bytes, written there at the end: faststart in one pass.
         case reservedAtFront(bytes: Int)
         /// Written at the end, then moved to the front by a second pass (sample counts not known up front).
@@ -24,6 +24,17 @@ public struct MergePlan: Sendable, Equatable {
         /// moof/mdat fragments, one from each video keyframe, or this long
         /// at the most. Written in one pass, never sought back to.
         case fragmented(longest: MediaTime)
+
+        /// "at the front, in 4096 bytes reserved for it", "moved to the front",
+        /// "at the end", "fragmented, 2.000 s at the most a fragment".
+        public var description: String {
+            switch self {
+            case .reservedAtFront(let bytes): return "at the front, in \(bytes) bytes reserved for it"
+            case .movedToFront: return "moved to the front"
+            case .atEnd: return "at the end"
+            case .fragmented(let longest): return "fragmented, \(longest.secondsText()) s at the most a fragment"
+            }
+        }
     }
 
     /// What decided the end.

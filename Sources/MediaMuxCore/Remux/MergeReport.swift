@@ -28,6 +28,20 @@ public struct MergeProgress: Sendable, Equatable {
     }
 }
 
+extension MergeProgress: WorkProgress {
+    /// `fraction`.
+    public var completed: Double? { fraction }
+
+    /// "3.200 of 10.000 s", with "(96 of 300 frames encoded)" while re-framing.
+    public var description: String {
+        var text = "\(written.secondsText()) of \(total.secondsText()) s"
+        if let framesEncoded {
+            text += " (\(framesEncoded)\(framesPlanned.map { " of \($0)" } ?? "") frames encoded)"
+        }
+        return text
+    }
+}
+
 /// What a merge wrote.
 public struct MergeReport: Sendable, Equatable {
     /// One track of the output, as written.
