@@ -316,11 +316,7 @@ extension MuxEngine {
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
         download: DownloadOptions = DownloadOptions(), thumbnails: ThumbnailOptions = ThumbnailOptions()
     ) -> ProgressEvents<MuxProgress, MuxReport> {
-        ProgressEvents(subject: output) { report throws(MediaMuxError) in
-            try await merge(
-                video: video, audio: audio, output: output, options: options, download: download, thumbnails: thumbnails,
-                progress: { report(.merging($0)) }, downloadProgress: { report(.downloading($0)) })
-        }
+        events(for: MergeJob(video: video, audio: audio, output: output, options: options, download: download, thumbnails: thumbnails))
     }
 
     /// Carries out an existing plan; see `MergeEngine.execute(_:progress:)`.

@@ -150,6 +150,54 @@ struct LibraryAPITests {
         }
     }
 
+    /// A job is one value: made once, changed in place, run by one call or
+    /// iterated as one stream of events, and captured by a task group's tasks.
+    @Test func aJobIsOneValueAndOneCall() async throws {
+        let folder = try TemporaryFolder()
+        var job = MergeJob(video: Self.video, audio: Self.audio, output: folder.path("a.mp4"))
+        job.options.keepsMetadata = false
+        job.thumbnails = ThumbnailOptions(size: 64, every: 1)
+        let steps = Locked<[MuxProgress]>([])
+        let thumbnails = Locked<[MediaTime]>([])
+        let report = try await MuxEngine().merge(
+            job, progress: { step in steps.withLock { $0.append(step) } },
+            thumbnail: { frame in thumbnails.withLock { $0.append(frame.time) } })
+        #expect(report.duration == MediaTime(4) && report.audioDownload == nil)
+        // Local files: merge progress alone, ending at the whole output.
+        let seen = steps.withLock { $0 }
+        #expect(!seen.isEmpty && seen.allSatisfy { if case .merging = $0 { true } else { false } })
+        #expect(seen.last?.completed == 1)
+        #expect(thumbnails.withLock { $0.count } >= 3)
+
+        // The same job as events, over an existing output once it may overwrite.
+        job.options.overwrite = true
+        var events: [MuxProgress] = []
+        var finished: MuxReport?
+        for try await event in MuxEngine().events(for: job) {
+            switch event {
+            case .progress(let step): events.append(step)
+            case .finished(let done): finished = done
+            }
+        }
+        #expect(finished?.duration == report.duration)
+        #expect(events.allSatisfy { ($0.completed ?? -1) >= 0 && ($0.completed ?? 2) <= 1 })
+
+        // Two jobs from one value, in a task group.
+        let base = job
+        let outputs = try await withThrowingTaskGroup(of: String.self) { group in
+            for name in ["b.mp4", "c.mp4"] {
+                var each = base
+                each.output = folder.path(name)
+                group.addTask { try await MuxEngine().merge(each).output }
+            }
+            var written: [String] = []
+            for try await output in group { written.append(output) }
+            return written.sorted()
+        }
+        #expect(outputs == [folder.path("b.mp4"), folder.path("c.mp4")])
+        #expect(try MP4File(path: folder.path("c.mp4")).audioTracks.count == 1)
+    }
+
     /// Cancelling the task that iterates a merge from a URL cancels the
     /// download: the loop throws `cancelled` after the call has cleaned up.
     @Test(.timeLimit(.minutes(3))) func cancellingTheIterationCancelsTheCall() async throws {
