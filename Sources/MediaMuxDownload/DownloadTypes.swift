@@ -102,11 +102,14 @@ extension DownloadProgress: WorkProgress {
     /// `fraction`: nil while the server has not given the length.
     public var completed: Double? { fraction }
 
-    /// "4.2 MiB of 9.3 MiB, 2.1 MiB/s", or "4.2 MiB so far" without a length.
+    /// "4.2 MiB of 9.3 MiB, 2.1 MiB/s, 3 s left", or "4.2 MiB so far" without a length.
     public var description: String {
         let received = formatBytes(Int(clamping: bytesReceived))
         var text = totalBytes.map { "\(received) of \(formatBytes(Int(clamping: $0)))" } ?? "\(received) so far"
-        if bytesPerSecond > 0 { text += ", \(formatBytes(Int(bytesPerSecond)))/s" }
+        if bytesPerSecond > 0 {
+            text += ", \(formatBytes(Int(bytesPerSecond)))/s"
+            if let remaining { text += ", \(Int(remaining.seconds.rounded(.up))) s left" }
+        }
         return text
     }
 }

@@ -55,7 +55,7 @@ extension MuxCtl {
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let options = download.options
             let result = try await runReportingErrors { [url, output, force] in
-                let report: @Sendable (DownloadProgress) -> Void = { bar?.update(fraction: $0.fraction ?? 0, detail: describe($0)) }
+                let report: @Sendable (DownloadProgress) -> Void = { bar?.show($0) }
                 if let output {
                     return try await engine.download(url, to: output, overwrite: force, options: options, progress: report)
                 }
@@ -70,14 +70,6 @@ extension MuxCtl {
             }
         }
     }
-}
-
-func describe(_ progress: DownloadProgress) -> String {
-    var text = formatBytes(Int(progress.bytesReceived))
-    if let total = progress.totalBytes { text += " of " + formatBytes(Int(total)) }
-    if progress.bytesPerSecond > 0 { text += ", " + formatBytes(Int(progress.bytesPerSecond)) + "/s" }
-    if let left = progress.remaining, progress.bytesPerSecond > 0 { text += ", \(Int(left.seconds.rounded(.up))) s left" }
-    return text
 }
 
 func describe(_ result: DownloadResult) -> String {

@@ -223,7 +223,7 @@ extension MuxCtl {
                 try thumbnails?.prepare()
                 let merging = { (progress: @escaping @Sendable (MergeProgress) -> Void) async throws(MediaMuxError) -> MuxReport in
                     let downloadProgress: @Sendable (DownloadProgress) -> Void = {
-                        bar?.update(fraction: $0.fraction ?? 0, detail: "downloading " + describe($0))
+                        bar?.show(MuxProgress.downloading($0))
                     }
                     if streams {
                         return try await engine.merge(
@@ -235,13 +235,7 @@ extension MuxCtl {
                         thumbnails: thumbnailOptions, progress: progress, downloadProgress: downloadProgress, preview: previewHandler)
                 }
                 do {
-                    return try await merging { progress in
-                        var detail = "merging \(fixedPoint(progress.written.seconds, decimals: 1)) / \(fixedPoint(progress.total.seconds, decimals: 1)) s"
-                        if let frames = progress.framesEncoded {
-                            detail += ", \(frames)\(progress.framesPlanned.map { " / \($0)" } ?? "") frames encoded"
-                        }
-                        bar?.update(fraction: progress.fraction, detail: detail)
-                    }
+                    return try await merging { progress in bar?.show(MuxProgress.merging(progress)) }
                 } catch {
                     // No output, so no thumbnails of it either.
                     thumbnails?.discard()

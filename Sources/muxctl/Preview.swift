@@ -76,20 +76,20 @@ extension MuxCtl {
             let engine = common.engine
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             let show: @Sendable (PreviewProgress, String) -> Void = { progress, what in
-                bar?.update(fraction: progress.fraction, detail: "\(what) \(progress.done)" + (progress.total.map { "/\($0)" } ?? ""))
+                bar?.update(fraction: progress.fraction, detail: "\(what): \(progress)")
             }
             let summary: PreviewSummary
             if let clip {
                 let options = PreviewClipOptions(
                     start: MediaTime(seconds: start ?? 0), duration: MediaTime(seconds: seconds ?? 5), height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
-                    try await engine.previews.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding frame") }
+                    try await engine.previews.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding") }
                 }
                 summary = PreviewSummary(clip: report)
             } else if let sheet {
                 let options = ContactSheetOptions(frames: frames ?? 12, columns: columns, tileSize: size ?? 320)
                 let image = try await runReportingErrors { [input, force] in
-                    try await engine.previews.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "frame") }
+                    try await engine.previews.contactSheet(of: input, output: sheet, options: options, overwrite: force) { show($0, "drawing") }
                 }
                 summary = PreviewSummary(images: [image], kind: "sheet")
             } else {
@@ -104,7 +104,7 @@ extension MuxCtl {
                 let options = FrameOptions(selection: selection, size: size ?? 320)
                 let format = self.format ?? .png
                 let images = try await runReportingErrors { [input, out, force] in
-                    try await engine.previews.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "frame") }
+                    try await engine.previews.writeFrames(of: input, into: out ?? ".", options: options, format: format, overwrite: force) { show($0, "writing") }
                 }
                 summary = PreviewSummary(images: images, kind: "frames")
             }

@@ -127,6 +127,11 @@ final class ProgressBar: Sendable {
         writeToStandardError("\r[\(bar)] \(percent)% \(detail)\u{1B}[K")
     }
 
+    /// Draws any report: its share done (0 while unknown) and its own line.
+    func show(_ progress: some WorkProgress) {
+        update(fraction: progress.completed ?? 0, detail: progress.description)
+    }
+
     func clear() { Self.clearLine() }
 
     static func clearLine() {
