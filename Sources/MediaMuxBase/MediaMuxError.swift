@@ -80,7 +80,7 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     /// `default`; each code belongs to one `kind`, which is a closed set.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name, as the static property is named (`fileNotFound`);
-        /// muxctl's `--json` reports carry it.
+        /// `muxctl batch --json` carries it as a failed job's `errorCode`.
         public let name: String
         /// Whose failure an error with this code is.
         public let kind: Kind

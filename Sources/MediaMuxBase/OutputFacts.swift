@@ -1,4 +1,3 @@
-
 /// What the planner needs to know about the output path; gathered by the caller
 /// so that planning itself touches no file.
 package struct OutputFacts: Sendable, Equatable {

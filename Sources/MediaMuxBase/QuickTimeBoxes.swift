@@ -1,4 +1,3 @@
-
 /// What went wrong reading or patching QuickTime/MP4 boxes.
 package enum BoxFailure: Error, CustomStringConvertible {
     /// The boxes do not parse.

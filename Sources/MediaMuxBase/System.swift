@@ -90,7 +90,6 @@ package func pathExists(_ path: String) -> Bool {
     access(path, F_OK) == 0
 }
 
-
 /// A folder for outputs: made when missing (its parent must exist). True
 /// when this call made it.
 @discardableResult
