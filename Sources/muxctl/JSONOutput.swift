@@ -95,8 +95,8 @@ struct BatchSummary: Encodable {
         var writes: [String]
         var steps: [Step]
         var merge: MergeFacts?
-        var sheet: BatchImageFacts?
-        var clip: BatchClipFacts?
+        var sheet: ImageFacts?
+        var clip: ClipFacts?
         var error: String?
         /// input, output, option, network, ffmpeg, cancelled or unexpected.
         var errorKind: String?

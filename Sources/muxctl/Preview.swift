@@ -119,40 +119,21 @@ extension MuxCtl {
 }
 
 /// What `muxctl preview` wrote, for --json and for the plain summary.
+/// What `muxctl preview` wrote, as `--json` prints it: the library's facts
+/// of each image or of the clip, as a batch records them.
 struct PreviewSummary: Encodable {
-    struct Image: Encodable {
-        var path: String
-        var time: Double?
-        var width: Int
-        var height: Int
-        var bytes: Int
-    }
-
-    struct Clip: Encodable {
-        var path: String
-        var start: Double
-        var duration: Double
-        var width: Int
-        var height: Int
-        var videoFrames: Int
-        var hasAudio: Bool
-        var bytes: Int
-    }
-
     var kind: String
-    var images: [Image]?
-    var clip: Clip?
+    var images: [ImageFacts]?
+    var clip: ClipFacts?
 
     init(images: [WrittenImage], kind: String) {
         self.kind = kind
-        self.images = images.map { Image(path: $0.path, time: $0.time?.seconds, width: $0.width, height: $0.height, bytes: $0.bytes) }
+        self.images = images.map(ImageFacts.init)
     }
 
     init(clip report: PreviewClipReport) {
         kind = "clip"
-        clip = Clip(
-            path: report.output, start: report.start.seconds, duration: report.duration.seconds, width: report.width,
-            height: report.height, videoFrames: report.videoFrames, hasAudio: report.hasAudio, bytes: report.bytes)
+        clip = ClipFacts(report)
     }
 
     var text: String {

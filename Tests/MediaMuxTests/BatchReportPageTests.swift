@@ -80,7 +80,7 @@ struct BatchReportPageTests {
         for video in videos {
             #expect(video.count == 5, "\(video)")
             guard video.count == 5, let facts = clips[String(video[1])], let seconds = Double(video[2]) else { continue }
-            #expect(abs(seconds - facts.seconds) < 0.05, "\(video) against \(facts)")
+            #expect(abs(seconds - facts.duration) < 0.05, "\(video) against \(facts)")
             #expect(Int(video[3]) == facts.width && Int(video[4]) == facts.height, "\(video) against \(facts)")
         }
         // Each poster is the clip's picture, at its size.

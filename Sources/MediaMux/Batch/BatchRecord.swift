@@ -38,14 +38,15 @@ struct StepKey: Codable, Equatable, Sendable {
 /// skips a step whose key is unchanged and whose output still has the
 /// stamp recorded, so a preempted machine can simply run its shard again.
 struct BatchRecord: Codable, Equatable, Sendable {
-    static let format = 1
+    // 2: a clip's facts say `duration` (and `start`, `videoFrames`), no longer `seconds`.
+    static let format = 2
 
     struct Step: Codable, Equatable, Sendable {
         var key: StepKey
         var output: FileStamp
         var merge: MergeFacts?
-        var image: BatchImageFacts?
-        var clip: BatchClipFacts?
+        var image: ImageFacts?
+        var clip: ClipFacts?
     }
 
     var format = BatchRecord.format

@@ -88,9 +88,9 @@ public struct BatchJobReport: Sendable, Equatable {
     /// The merge's facts, when it was done now or before.
     public var merge: MergeFacts?
     /// The contact sheet's facts, when it was drawn now or before.
-    public var sheet: BatchImageFacts?
+    public var sheet: ImageFacts?
     /// The preview clip's facts, when it was made now or before.
-    public var clip: BatchClipFacts?
+    public var clip: ClipFacts?
     /// The first failure.
     public var error: MediaMuxError?
     /// The merge's warnings, and those of the soundtrack's download.
@@ -108,56 +108,6 @@ extension MergeFacts {
         self.init(report) { rotation in
             rotation.reason + (rotation.reframedBy.map { "; orientation \($0.rawValue) re-frames it (encodes)" } ?? "")
         }
-    }
-}
-
-/// A contact sheet a batch wrote.
-public struct BatchImageFacts: Sendable, Equatable, Codable {
-    /// The PNG.
-    public var path: String
-    /// Its width in pixels.
-    public var width: Int
-    /// Its height in pixels.
-    public var height: Int
-    /// Its size on disk.
-    public var bytes: Int
-
-    /// The facts of `image`.
-    ///
-    /// - Parameter image: The contact sheet as written.
-    public init(_ image: WrittenImage) {
-        path = image.path
-        width = image.width
-        height = image.height
-        bytes = image.bytes
-    }
-}
-
-/// A preview clip a batch wrote.
-public struct BatchClipFacts: Sendable, Equatable, Codable {
-    /// The MP4.
-    public var path: String
-    /// How long it plays.
-    public var seconds: Double
-    /// Its picture's width in pixels.
-    public var width: Int
-    /// Its picture's height in pixels.
-    public var height: Int
-    /// Its size on disk.
-    public var bytes: Int
-    /// Whether it has sound (false when its source had none).
-    public var hasAudio: Bool
-
-    /// The facts of `clip`.
-    ///
-    /// - Parameter clip: The preview clip's report.
-    public init(_ clip: PreviewClipReport) {
-        path = clip.output
-        seconds = clip.duration.seconds
-        width = clip.width
-        height = clip.height
-        bytes = clip.bytes
-        hasAudio = clip.hasAudio
     }
 }
 

@@ -134,7 +134,7 @@ public enum BatchReportPage {
             rows.append(("orientation", "rotation \(merge.rotation)° (\(merge.rotationReason))"))
         }
         if let clipFacts = job.clip {
-            rows.append(("preview clip", "\(clipFacts.width)×\(clipFacts.height), \(fixedPoint(clipFacts.seconds, decimals: 2)) s\(clipFacts.hasAudio ? "" : ", no audio")"))
+            rows.append(("preview clip", "\(clipFacts.width)×\(clipFacts.height), \(fixedPoint(clipFacts.duration, decimals: 2)) s\(clipFacts.hasAudio ? "" : ", no audio")"))
         }
         if let sheetFacts = job.sheet {
             rows.append(("contact sheet", "\(sheetFacts.width)×\(sheetFacts.height)"))

@@ -147,7 +147,7 @@ extension MuxEngine {
                 .sheet, settings: job.settings.sheet, source: sourceStamp, output: sheet.path, recorded: \.image, reported: \.sheet,
                 steps: steps, record: &record, report: &report
             ) {
-                BatchImageFacts(try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true))
+                ImageFacts(try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true))
             }
         }
         if let clip = job.clip {
@@ -155,7 +155,7 @@ extension MuxEngine {
                 .clip, settings: job.settings.clip, source: sourceStamp, output: clip.path, recorded: \.clip, reported: \.clip,
                 steps: steps, record: &record, report: &report
             ) {
-                BatchClipFacts(try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true))
+                ClipFacts(try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true))
             }
         }
         if report.status != .failed, report.steps.contains(where: { $0.outcome == .done }) { report.status = .done }
