@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -1068,6 +1069,51 @@ struct DownloadTests {
         }
     }
 
+    /// 32 downloads at once through one shared client: every body arrives
+    /// whole, and the client's event loops stay free for other work, since
+    /// the files are opened and written on the thread pool, never on a loop.
+    /// A task repeated every 5 ms on each of the client's loops runs at most
+    /// 50 ms later than the same task on a loop of its own at the same time
+    /// (that one measures how busy the machine is, so that a crowded test
+    /// run does not count against the client).
+    @Test(.tags(.heavy), .skippedByTag) func thirtyTwoDownloadsThroughOneSharedClient() async throws {
+        let folder = try TemporaryFolder()
+        let control = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            try await Self.downloadThirtyTwo(folder: folder, control: control)
+        } catch {
+            try? await control.shutdownGracefully()
+            throw error
+        }
+        try await control.shutdownGracefully()
+    }
+
+    private static func downloadThirtyTwo(folder: TemporaryFolder, control: MultiThreadedEventLoopGroup) async throws {
+        try await TestHTTPServer.withClient { server, client in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let probes = Array(client.eventLoopGroup.makeIterator()).map(LatenessProbe.init) + [LatenessProbe(control.next())]
+            let engine = MuxEngine(httpClient: client)
+            let downloadOptions = Self.options(folder, useCache: false)
+            let url = server.url("/big.mp4")
+            let paths = (0..<32).map { folder.path("song\($0).mp4") }
+            let results = try await withThrowingTaskGroup(of: DownloadResult.self) { group in
+                for path in paths {
+                    group.addTask { try await engine.download(url, to: path, options: downloadOptions) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let latest = probes.map { $0.stop() }
+            #expect(results.count == 32 && Set(results.map(\.path)).count == 32)
+            for result in results { #expect(try sha256(file: result.path) == bigHash, "\(result.path)") }
+            let clientLatest = try #require(latest.dropLast().max())
+            let controlLatest = try #require(latest.last)
+            #expect(
+                clientLatest <= controlLatest + .milliseconds(50),
+                "a task on the client's loops ran \(clientLatest) late, on a loop of its own \(controlLatest)")
+            #expect(probes.allSatisfy { $0.runs > 0 })
+        }
+    }
+
     // MARK: Typed errors and events
 
     /// The public calls throw `MediaMuxError` itself: no cast is needed.
@@ -1301,5 +1347,36 @@ struct CrossDeviceShareTests {
             try #require(stat(destination, &copy) == 0)
             #expect(copy.st_nlink == 1)
         }
+    }
+}
+
+/// A task repeated every 5 ms on one event loop, noting the most it ran
+/// late: how long the loop was kept from other work.
+final class LatenessProbe: Sendable {
+    private let state = Locked<(last: NIODeadline?, latest: Duration, runs: Int)>((nil, .zero, 0))
+    private let task: RepeatedTask
+    static let period = TimeAmount.milliseconds(5)
+
+    init(_ loop: any EventLoop) {
+        let state = self.state
+        task = loop.scheduleRepeatedTask(initialDelay: Self.period, delay: Self.period) { _ in
+            let now = NIODeadline.now()
+            state.withLock { state in
+                if let last = state.last {
+                    let late = Duration.nanoseconds((now - last - Self.period).nanoseconds)
+                    state.latest = max(state.latest, late)
+                }
+                state.last = now
+                state.runs += 1
+            }
+        }
+    }
+
+    var runs: Int { state.withLock { $0.runs } }
+
+    /// Stops the task; the most it ran late.
+    func stop() -> Duration {
+        task.cancel()
+        return state.withLock { $0.latest }
     }
 }
