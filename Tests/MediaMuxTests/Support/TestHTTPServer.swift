@@ -620,12 +620,12 @@ extension TestHTTPServer {
     /// given), both shut down after `body`, whether it throws or not.
     static func withClient(
         redirects: HTTPClient.Configuration.RedirectConfiguration = .follow(max: 5, allowCycles: false),
-        read: TimeAmount? = nil,
+        read: TimeAmount? = nil, connect: TimeAmount = .seconds(2),
         _ body: (TestHTTPServer, HTTPClient) async throws -> Void
     ) async throws {
         let server = try await TestHTTPServer.start()
         var configuration = HTTPClient.Configuration(redirectConfiguration: redirects)
-        configuration.timeout = .init(connect: .seconds(2), read: read)
+        configuration.timeout = .init(connect: connect, read: read)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             try await body(server, client)
