@@ -19,13 +19,14 @@ import MediaMuxPreview
 /// ```
 ///
 /// `MuxEngine.merge(_:progress:thumbnail:)` runs it with handlers instead.
-public struct MergeJob: Sendable, Equatable {
+public struct MergeJob: Sendable {
     /// The file whose video stream is copied (or re-framed).
     public var video: String
     /// The file, or http(s) URL, whose audio stream becomes the soundtrack.
     public var audio: String
-    /// The file to write: .mp4, .m4v or .mov.
-    public var output: String
+    /// Where the merge goes: a file (.mp4, .m4v or .mov), or a
+    /// `MergeStream` that takes fragmented MP4 as it is made.
+    public var output: MergeOutput
     /// Everything about the merge beyond the three names.
     public var options: MergeOptions
     /// How an `audio` URL is downloaded; unused for a file.
@@ -39,12 +40,12 @@ public struct MergeJob: Sendable, Equatable {
     /// - Parameters:
     ///   - video: The file whose video stream is copied.
     ///   - audio: The file, or http(s) URL, of the soundtrack.
-    ///   - output: The file to write.
+    ///   - output: The file to write, or a stream (`.stream(.standardOutput)`).
     ///   - options: Everything beyond the three names.
     ///   - download: How an `audio` URL is downloaded.
     ///   - thumbnails: Thumbnails as the merge goes; nil for none.
     public init(
-        video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
+        video: String, audio: String, output: MergeOutput, options: MergeOptions = MergeOptions(),
         download: DownloadOptions = DownloadOptions(), thumbnails: ThumbnailOptions? = nil
     ) {
         self.video = video
@@ -53,6 +54,15 @@ public struct MergeJob: Sendable, Equatable {
         self.options = options
         self.download = download
         self.thumbnails = thumbnails
+    }
+
+    /// A merge job into the file at `output`; see `init(video:audio:output:options:download:thumbnails:)`.
+    public init(
+        video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
+        download: DownloadOptions = DownloadOptions(), thumbnails: ThumbnailOptions? = nil
+    ) {
+        self.init(
+            video: video, audio: audio, output: .file(output), options: options, download: download, thumbnails: thumbnails)
     }
 }
 
@@ -93,7 +103,7 @@ extension MuxEngine {
     /// - Parameter job: The inputs, output and options.
     /// - Returns: The events; iterating them throws what the merge throws.
     public func events(for job: MergeJob) -> ProgressEvents<MuxProgress, MuxReport> {
-        ProgressEvents(subject: job.output) { report throws(MediaMuxError) in
+        ProgressEvents(subject: job.output.name) { report throws(MediaMuxError) in
             try await merge(job, progress: report)
         }
     }

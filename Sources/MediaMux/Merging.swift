@@ -205,8 +205,8 @@ extension MuxEngine {
             progress: progress, downloadProgress: downloadProgress, preview: preview)
     }
 
-    private func merge(
-        video: String, audio: String, output: MergeEngine.Output, options: MergeOptions,
+    func merge(
+        video: String, audio: String, output: MergeOutput, options: MergeOptions,
         download: DownloadOptions, thumbnails: ThumbnailOptions,
         progress: (@Sendable (MergeProgress) -> Void)?,
         downloadProgress: (@Sendable (DownloadProgress) -> Void)?,

@@ -200,20 +200,6 @@ public struct MergeEngine: Sendable {
         try await merge(video: video, audio: audio, output: .stream(stream), options: options, progress: progress, observing: { _, _ in nil })
     }
 
-    /// Where a merge writes: a file by its path, or a stream.
-    package enum Output: Sendable {
-        case file(String)
-        case stream(MergeStream)
-
-        /// The output as errors and the report name it.
-        var name: String {
-            switch self {
-            case .file(let path): return path
-            case .stream(let stream): return stream.name
-            }
-        }
-    }
-
     /// The same, with an observer of the video packets copied, made from the
     /// plan and the video's probed facts (nil for none).
     package func merge(
@@ -225,7 +211,7 @@ public struct MergeEngine: Sendable {
     }
 
     package func merge(
-        video: String, audio: String, output: Output, options: MergeOptions,
+        video: String, audio: String, output: MergeOutput, options: MergeOptions,
         progress: (@Sendable (MergeProgress) -> Void)?,
         observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
     ) async throws(MediaMuxError) -> MergeReport {

@@ -209,33 +209,22 @@ extension MuxCtl {
                     offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
                     fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness),
                 originalAudio: OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) ?? .replaced)
-            let thumbnailOptions = ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) })
+            let streams = streamsToStandardOutput
+            let job = MergeJob(
+                video: video, audio: audio, output: streams ? .stream(.standardOutput) : .file(output), options: options,
+                download: download.options,
+                thumbnails: preview.map { _ in ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) }) })
             let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
             if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }
             let previewHandler = handler
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
-            let downloadOptions = download.options
-            let streams = streamsToStandardOutput
             // A reader of standard output that stops is the merge's error, not the process's end.
             if streams { ignoreBrokenPipeSignal() }
-            let report = try await runReportingErrors { [video, audio, output] in
+            let report = try await runReportingErrors {
                 try thumbnails?.prepare()
-                let merging = { (progress: @escaping @Sendable (MergeProgress) -> Void) async throws(MediaMuxError) -> MuxReport in
-                    let downloadProgress: @Sendable (DownloadProgress) -> Void = {
-                        bar?.show(MuxProgress.downloading($0))
-                    }
-                    if streams {
-                        return try await engine.merge(
-                            video: video, audio: audio, to: .standardOutput, options: options, download: downloadOptions,
-                            thumbnails: thumbnailOptions, progress: progress, downloadProgress: downloadProgress, preview: previewHandler)
-                    }
-                    return try await engine.merge(
-                        video: video, audio: audio, output: output, options: options, download: downloadOptions,
-                        thumbnails: thumbnailOptions, progress: progress, downloadProgress: downloadProgress, preview: previewHandler)
-                }
                 do {
-                    return try await merging { progress in bar?.show(MuxProgress.merging(progress)) }
+                    return try await engine.merge(job, progress: { bar?.show($0) }, thumbnail: previewHandler)
                 } catch {
                     // No output, so no thumbnails of it either.
                     thumbnails?.discard()

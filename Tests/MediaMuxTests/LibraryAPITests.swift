@@ -187,7 +187,7 @@ struct LibraryAPITests {
         let outputs = try await withThrowingTaskGroup(of: String.self) { group in
             for name in ["b.mp4", "c.mp4"] {
                 var each = base
-                each.output = folder.path(name)
+                each.output = .file(folder.path(name))
                 group.addTask { try await MuxEngine().merge(each).output }
             }
             var written: [String] = []
@@ -196,6 +196,17 @@ struct LibraryAPITests {
         }
         #expect(outputs == [folder.path("b.mp4"), folder.path("c.mp4")])
         #expect(try MP4File(path: folder.path("c.mp4")).audioTracks.count == 1)
+
+        // The same job into a stream: fragmented MP4, as many bytes as the report says, as long as the file.
+        let pieces = Locked<[UInt8]>([])
+        var streamed = base
+        streamed.output = .stream(MergeStream(name: "response") { piece in pieces.withLock { $0 += piece } })
+        let sent = try await MuxEngine().merge(streamed)
+        let bytes = pieces.withLock { $0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.path("sent.mp4")))
+        let sentFile = try MP4File(path: folder.path("sent.mp4"))
+        #expect(sent.output == "response" && sent.layout == .fragmented && sent.fileBytes == bytes.count)
+        #expect(sentFile.fragmentCount > 0 && sent.duration == report.duration)
     }
 
     /// Cancelling the task that iterates a merge from a URL cancels the

@@ -1,6 +1,30 @@
 import MediaMuxBase
 import NIOConcurrencyHelpers
 
+/// Where a merge writes: a file, or a stream of fragmented MP4 made as it
+/// goes. A file's name converts to it: `let output: MergeOutput = "out.mp4"`.
+public enum MergeOutput: Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// A file by its path: .mp4, .m4v or .mov, written to a hidden file
+    /// beside it and moved into place when complete.
+    case file(String)
+    /// Fragmented MP4, streamed as it is made (see `OutputLayout.fragmented`).
+    case stream(MergeStream)
+
+    public init(stringLiteral path: String) {
+        self = .file(path)
+    }
+
+    /// The output as errors and the report name it: the file's path, or the stream's name.
+    public var name: String {
+        switch self {
+        case .file(let path): return path
+        case .stream(let stream): return stream.name
+        }
+    }
+
+    public var description: String { name }
+}
+
 /// Where a merge streamed as it is made goes: fragmented MP4, in pieces,
 /// in order, never sought back to (see `OutputLayout.fragmented`).
 public struct MergeStream: Sendable {
