@@ -221,6 +221,27 @@ struct FramingRuleTests {
         #expect(kept.video.isCopied && kept.rotation.degrees == 90)
     }
 
+    /// Encoding options for video that is copied are not used, and the plan says so and why.
+    @Test func encodingOptionsForCopiedVideoAreSaidToGoUnused() throws {
+        let phone = PlannerTests.info("phone.mov", [Self.video(codec: "h264")])
+        func warnings(_ orientation: Orientation, _ video: VideoOptions) throws -> [String] {
+            try Self.encoders.plan(
+                video: phone, audio: PlannerTests.song, output: "o.mp4", outputFacts: PlannerTests.freshOutput,
+                options: MergeOptions(orientation: orientation, video: video)).warnings
+        }
+        let copied = try Self.encoders.plan(
+            video: phone, audio: PlannerTests.song, output: "o.mp4", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
+        #expect(copied.warnings.isEmpty)
+        #expect(try warnings(.keep, VideoOptions(quality: 18)) == [
+            "the video quality (CRF 18) asked for is not used: the video is copied, not encoded (\(copied.rotation.reason))"
+        ])
+        #expect(try warnings(.keep, VideoOptions(frameSize: VideoSize(width: 1280, height: 720), quality: 18, preset: "slow")) == [
+            "the video quality (CRF 18), preset \"slow\" and frame size 1280x720 asked for are not used: the video is copied, not encoded (\(copied.rotation.reason))"
+        ])
+        // Re-framed, the same options are used: nothing to say.
+        #expect(try warnings(.landscape, VideoOptions(quality: 18, preset: "slow")).isEmpty)
+    }
+
     /// A video re-framed need not be a codec the container takes: it is encoded.
     @Test func aCodecTheContainerRefusesIsReframedAnyway() throws {
         let webm = PlannerTests.info("call.webm", [Self.video(codec: "vp8")])

@@ -311,6 +311,18 @@ struct MergeReframeTests {
         #expect(result.stdout.contains("copied from \(Self.phone)"), "\(result)")
     }
 
+    @Test func encodingOptionsForACopyAreSaidToGoUnused() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try await MuxCtl.run([
+            "merge", Self.phone, "TestMedia/aac_7s.m4a", scratch.output("o.mp4"), "--video-quality", "18",
+        ])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stderr.contains(
+            "warning: the video quality (CRF 18) asked for is not used: the video is copied, not encoded (portrait video kept upright"), "\(result)")
+        #expect(result.stdout.contains("copied from \(Self.phone)"), "\(result)")
+    }
+
     @Test func reframedWithEveryChoiceSaid() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -25,7 +25,8 @@ public enum Fit: String, Sendable, CaseIterable {
     case crop
 }
 
-/// How video that is re-framed is encoded. Video that is copied ignores these.
+/// How video that is re-framed is encoded. Video that is copied does not use
+/// these: set for it, they are named in the plan's and the report's warnings.
 public struct VideoOptions: Sendable, Equatable {
     /// How the picture fills the frame.
     public var fit: Fit

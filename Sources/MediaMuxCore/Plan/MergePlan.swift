@@ -212,6 +212,9 @@ public struct MergePlan: Sendable, Equatable {
     public var metadata: MetadataCarry
     /// Every input stream not copied.
     public var leftOut: [LeftOut]
+    /// What the caller asked for that the merge will not do, and why (video
+    /// encoding options for video that is copied); the report repeats them.
+    public var warnings: [String] = []
 
     /// The audio tracks in output order: the soundtrack, then the video's own audio if kept.
     var audioTracks: [Track] { [audio] + (originalAudio.map { [$0] } ?? []) }

@@ -109,7 +109,8 @@ package struct MergePlanner: Sendable {
             interleaveWindow: Self.interleaveWindow,
             metadata: metadata,
             leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index)
-                .filter { !($0.path == videoInfo.path && $0.streamIndex == placedOriginal?.track.streamIndex) })
+                .filter { !($0.path == videoInfo.path && $0.streamIndex == placedOriginal?.track.streamIndex) },
+            warnings: [videoEncoding == nil ? Self.unusedEncodingOptions(options.video, copied: rotation) : nil].compactMap { $0 })
     }
 
     /// A codec this FFmpeg has no name for is never decoded. From an MP4 or

@@ -88,10 +88,25 @@ extension MergePlanner {
         return (rotation, encoding)
     }
 
+    /// The options only an encode uses, set for video that is copied: a
+    /// warning that names them and says why they go unused, or nil.
+    static func unusedEncodingOptions(_ options: VideoOptions, copied rotation: RotationDecision) -> String? {
+        let asked = [
+            options.quality.map { "quality (CRF \($0))" }, options.preset.map { "preset \"\($0)\"" },
+            options.frameSize.map { "frame size \($0)" },
+        ].compactMap { $0 }
+        guard let last = asked.last else { return nil }
+        let named = asked.count == 1 ? last : asked.dropLast().joined(separator: ", ") + " and " + last
+        return "the video \(named) asked for \(asked.count == 1 ? "is" : "are") not used: the video is copied, not encoded ("
+            + (rotation.reason.isEmpty ? "its rotation kept" : rotation.reason) + ")"
+    }
+
     /// The smallest side of a frame: x265 3.5 (Debian 12's and 13's) corrupts
     /// its heap on 10-bit pictures 48 pixels wide (tried: 48x48 to 48x200
     /// abort, 64 and more to 240 by eights, 1080 and 1920 do not).
     static let smallestFrameSide = 64
+    /// The largest side a re-framed picture may have.
+    static let largestFrameSide = 8192
 
     /// The frame: 16:9 (9:16 in portrait) with its short side the picture's
     /// short side as shown, even, and at least `smallestFrameSide`; or the
@@ -99,8 +114,8 @@ extension MergePlanner {
     static func frame(for shown: VideoSize, into orientation: Orientation, asked: VideoSize?, output: String) throws -> VideoSize {
         let wide = orientation != .portrait
         if let asked {
-            guard (smallestFrameSide...8192).contains(asked.width), (smallestFrameSide...8192).contains(asked.height) else {
-                throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): the frame size must be \(smallestFrameSide) to 8192 pixels a side, not \(asked)")
+            guard (smallestFrameSide...largestFrameSide).contains(asked.width), (smallestFrameSide...largestFrameSide).contains(asked.height) else {
+                throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): the frame size must be \(smallestFrameSide) to \(largestFrameSide) pixels a side, not \(asked)")
             }
             guard asked.width % 2 == 0, asked.height % 2 == 0 else {
                 throw MediaMuxError.invalidOption(option: "MergeOptions.video.frameSize", message: "\(output): the frame size must be even both ways (4:2:0 pictures), not \(asked)")

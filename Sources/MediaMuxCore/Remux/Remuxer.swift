@@ -47,6 +47,7 @@ final class Remuxer {
         progress: (@Sendable (MergeProgress) -> Void)?, observing: PacketObserving? = nil
     ) {
         self.plan = plan
+        warnings = plan.warnings
         self.destination = destination
         self.cancellation = cancellation
         self.progress = progress
