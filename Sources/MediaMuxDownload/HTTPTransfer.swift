@@ -246,6 +246,11 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         var received: Int64 = 0
         /// Bytes accepted and not yet written.
         var unwritten = 0
+        /// Parts accepted and not yet taken by a write, in order.
+        var pending: [ByteBuffer] = []
+        /// Completed by the write queued for `pending`, until it takes them:
+        /// parts that arrive meanwhile join that write instead of queueing their own.
+        var nextWrite: EventLoopPromise<Void>?
     }
 
     /// Bytes accepted ahead of the disk before the client is made to wait:
@@ -364,40 +369,64 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    /// Takes a part of the body: queued for writing, and waited for only
-    /// when more than `writeAhead` bytes are waiting for the disk.
+    /// Takes a part of the body: it joins the parts waiting for the disk,
+    /// which one queued write takes together (a part per write would cost a
+    /// hop to the pool for every few kilobytes), and the client waits only
+    /// when more than `writeAhead` bytes are waiting.
     package func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let count = buffer.readableBytes
-        let accepted: Result<Int, any Error> = state.withLock { state in
+        let accepted: Result<(write: EventLoopPromise<Void>, isNew: Bool, unwritten: Int), any Error> = state.withLock { state in
             if let failure = state.failure { return .failure(failure) }
             guard case .write? = state.answer?.decision else { return .failure(BodyNotWanted()) }
             state.received += Int64(count)
             if state.received > maximumBytes { return .failure(MediaMuxError.tooLarge(url: url, limit: maximumBytes)) }
             state.unwritten += count
-            return .success(state.unwritten)
+            state.pending.append(buffer)
+            if let queued = state.nextWrite { return .success((queued, false, state.unwritten)) }
+            let write = task.eventLoop.makePromise(of: Void.self)
+            state.nextWrite = write
+            return .success((write, true, state.unwritten))
         }
-        let unwritten: Int
+        let write: EventLoopPromise<Void>
         switch accepted {
-        case .success(let bytes): unwritten = bytes
-        case .failure(let error): return task.eventLoop.makeFailedFuture(error)
+        case .success(let taken):
+            write = taken.write
+            if taken.isNew { queue(on: task.eventLoop) { [self] in try writePending() }.cascade(to: write) }
+            if taken.unwritten <= Self.writeAhead { return task.eventLoop.makeSucceededVoidFuture() }
+        case .failure(let error):
+            return task.eventLoop.makeFailedFuture(error)
         }
-        let written = queue(on: task.eventLoop) { [self] in
-            let reached = try state.withLock { state in
-                state.unwritten -= count
-                guard let file = state.file, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
-                do {
-                    try file.writeAll(toAbsoluteOffset: state.position, buffer.readableBytesView)
-                } catch {
-                    throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
-                }
-                state.position += Int64(count)
-                state.answer?.written = state.position
-                return (position: state.position, total: total)
+        return write.futureResult
+    }
+
+    /// Writes every part waiting, in order, at the end of what is written;
+    /// on the pool, one queued operation at a time, so the file and its
+    /// position are this call's alone while it runs.
+    private func writePending() throws {
+        let (parts, file, position, total) = try state.withLock { state in
+            defer {
+                state.pending.removeAll(keepingCapacity: true)
+                state.nextWrite = nil
             }
-            // Outside the lock: the caller's progress handler runs here.
-            meter.report(bytes: reached.position, total: reached.total)
+            guard let file = state.file, case .write(_, let total)? = state.answer?.decision else { throw BodyNotWanted() }
+            return (state.pending, file, state.position, total)
         }
-        return unwritten > Self.writeAhead ? written : task.eventLoop.makeSucceededVoidFuture()
+        var reached = position
+        for part in parts {
+            do {
+                try file.writeAll(toAbsoluteOffset: reached, part.readableBytesView)
+            } catch {
+                throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
+            }
+            reached += Int64(part.readableBytes)
+        }
+        state.withLock { state in
+            state.unwritten -= Int(reached - position)
+            state.position = reached
+            state.answer?.written = reached
+        }
+        // Outside the lock: the caller's progress handler runs here.
+        meter.report(bytes: reached, total: total)
     }
 
     package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
