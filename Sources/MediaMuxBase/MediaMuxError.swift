@@ -50,7 +50,7 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
         case noStream(kind: StreamKind, path: String)
         case streamIndexOutOfRange(kind: StreamKind, index: Int, available: Int, path: String)
         case unknownDuration(kind: StreamKind, path: String)
-        case unsupportedOutputExtension(path: String, extension: String)
+        case unsupportedOutputExtension(path: String, extension: String, accepted: [String])
         case codecNotSupportedInContainer(codec: String, container: String, path: String)
         case outputExists(path: String)
         case outputDirectoryMissing(path: String)
@@ -218,9 +218,10 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
         MediaMuxError(.unknownDuration(kind: kind, path: path))
     }
     /// The output's name does not end in an extension MediaMux writes
-    /// (`extension` is empty when it has none).
-    public static func unsupportedOutputExtension(path: String, extension ext: String) -> MediaMuxError {
-        MediaMuxError(.unsupportedOutputExtension(path: path, extension: ext))
+    /// (`extension` is empty when it has none); `accepted` lists those it
+    /// writes, without dots.
+    public static func unsupportedOutputExtension(path: String, extension ext: String, accepted: [String]) -> MediaMuxError {
+        MediaMuxError(.unsupportedOutputExtension(path: path, extension: ext, accepted: accepted))
     }
     /// The output's container cannot hold `codec` as it is, and the stream
     /// is copied: video always is, audio when copying was asked for.
@@ -318,9 +319,9 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(path): there is no \(kind.rawValue) stream \(index); the file has \(available)"
         case .unknownDuration(let kind, let path):
             return "\(path): the \(kind.rawValue) stream has no known duration"
-        case .unsupportedOutputExtension(let path, let ext):
+        case .unsupportedOutputExtension(let path, let ext, let accepted):
             let shown = ext.isEmpty ? "no extension" : ".\(ext)"
-            return "\(path): unsupported output type (\(shown)); use .mp4, .m4v or .mov"
+            return "\(path): unsupported output type (\(shown)); use \(spokenList(accepted.map { "." + $0 }, "or"))"
         case .codecNotSupportedInContainer(let codec, let container, let path):
             return "\(path): \(codec) cannot be stored in \(container) without re-encoding"
         case .outputExists(let path):
@@ -385,7 +386,7 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
         switch failure {
         case .fileNotFound(let path), .notAFile(let path), .unreadable(let path, _), .notMedia(let path, _),
             .damaged(let path, _), .noStream(_, let path), .streamIndexOutOfRange(_, _, _, let path),
-            .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _),
+            .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _, _),
             .codecNotSupportedInContainer(_, _, let path), .outputExists(let path), .outputDirectoryMissing(let path),
             .outputNotWritable(let path, _), .cache(let path, _), .ffmpeg(_, let path, _, _), .cancelled(let path),
             .unexpected(let path, _):

@@ -81,6 +81,16 @@ extension MediaTime {
     }
 }
 
+/// Items as a sentence says them: "a", "a and b", "a, b and c".
+///
+/// - Parameters:
+///   - items: The items, in order.
+///   - conjunction: The word before the last one ("and", "or").
+package func spokenList(_ items: [String], _ conjunction: String = "and") -> String {
+    guard let last = items.last else { return "" }
+    return items.count == 1 ? last : items.dropLast().joined(separator: ", ") + " \(conjunction) " + last
+}
+
 /// A size for people: "812 bytes", "4.2 MiB".
 package func formatBytes(_ bytes: Int) -> String {
     let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]

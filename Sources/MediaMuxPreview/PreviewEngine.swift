@@ -263,7 +263,7 @@ extension PreviewEngine {
         overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> PreviewClipReport {
         try await work(on: path) { flag in
-            try checkImageOutput(output, extensions: ["mp4", "m4v", "mov"], overwrite: overwrite)
+            try checkImageOutput(output, extensions: MergePlan.Container.allExtensions, overwrite: overwrite)
             let info = try Prober(cancellation: flag).probe(path: path)
             let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
             return try ClipWriter(plan: plan, threads: runtime.decodingThreads, cancellation: flag, progress: progress).run()

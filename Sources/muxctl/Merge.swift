@@ -40,7 +40,7 @@ struct BitRate: ExpressibleByArgument {
 extension MuxCtl {
     struct Merge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Merge the video of VIDEO with the audio of AUDIO into OUTPUT (.mp4, .m4v or .mov).",
+            abstract: "Merge the video of VIDEO with the audio of AUDIO into OUTPUT (\(MergePlan.Container.spokenExtensions())).",
             discussion: """
             The video is copied, shown as the camera recorded it: a portrait phone video stays portrait and \
             upright. --orientation landscape (or portrait) re-frames video of the other shape into such a frame \
@@ -54,7 +54,7 @@ extension MuxCtl {
 
         @Argument(help: "The video file.") var video: String
         @Argument(help: "The audio file, or an http(s) URL to download it from.") var audio: String
-        @Argument(help: "The file to write: .mp4, .m4v or .mov; - streams fragmented MP4 to standard output (the summary goes to standard error).")
+        @Argument(help: "The file to write: \(MergePlan.Container.spokenExtensions()); - streams fragmented MP4 to standard output (the summary goes to standard error).")
         var output: String
 
         @Option(name: .customLong("video-stream"), help: "Which video stream of VIDEO, counting from 0.")

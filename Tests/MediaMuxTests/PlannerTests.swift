@@ -84,9 +84,12 @@ struct PlannerTests {
 
     @Test func refusals() throws {
         let options = MergeOptions()
-        #expect(throws: MediaMuxError.unsupportedOutputExtension(path: "o.avi", extension: "avi")) {
+        #expect(throws: MediaMuxError.unsupportedOutputExtension(path: "o.avi", extension: "avi", accepted: ["mp4", "m4v", "mov"])) {
             try planner.plan(video: Self.phoneVideo, audio: Self.song, output: "o.avi", outputFacts: Self.freshOutput, options: options)
         }
+        #expect(MediaMuxError.unsupportedOutputExtension(path: "o.avi", extension: "avi", accepted: MergePlan.Container.allExtensions).description
+            == "o.avi: unsupported output type (.avi); use .mp4, .m4v or .mov")
+        #expect(MergePlan.Container(extension: "M4V") == .mp4 && MergePlan.Container(extension: "mkv") == nil)
         #expect(throws: MediaMuxError.outputExists(path: "o.mp4")) {
             try planner.plan(video: Self.phoneVideo, audio: Self.song, output: "o.mp4",
                              outputFacts: OutputFacts(exists: true, folderExists: true, inputBytes: 0), options: options)

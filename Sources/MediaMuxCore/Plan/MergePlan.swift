@@ -4,11 +4,33 @@ import MediaMuxBase
 public struct MergePlan: Sendable, Equatable {
     /// The output's container, from its file name: `.mp4` and `.m4v` are
     /// MP4, `.mov` is QuickTime.
-    public enum Container: String, Sendable {
+    public enum Container: String, Sendable, CaseIterable {
         /// `mp4` for ISO MP4 (.mp4, .m4v), `mov` for QuickTime (.mov).
         case mp4, mov
         /// FFmpeg's muxer name.
         var muxer: String { rawValue }
+
+        /// The file extensions that name it, lowercase, without dots.
+        public var extensions: [String] {
+            switch self {
+            case .mp4: return ["mp4", "m4v"]
+            case .mov: return ["mov"]
+            }
+        }
+
+        /// Every extension an output may have.
+        public static var allExtensions: [String] { allCases.flatMap(\.extensions) }
+
+        /// The container a file extension names (any case), or nil.
+        public init?(extension ext: String) {
+            guard let named = Self.allCases.first(where: { $0.extensions.contains(ext.lowercased()) }) else { return nil }
+            self = named
+        }
+
+        /// The extensions as a sentence says them: ".mp4, .m4v or .mov".
+        public static func spokenExtensions(_ containers: [Container] = allCases) -> String {
+            spokenList(containers.flatMap(\.extensions).map { "." + $0 }, "or")
+        }
     }
 
     /// Where the moov box goes.

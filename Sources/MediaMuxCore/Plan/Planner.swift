@@ -25,13 +25,13 @@ package struct MergePlanner: Sendable {
         outputFacts: OutputFacts, options: MergeOptions
     ) throws -> MergePlan {
         if !outputFacts.isStream, outputFacts.isFolder || output.hasSuffix("/") {
-            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in .mp4, .m4v or .mov")
+            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in \(MergePlan.Container.spokenExtensions())")
         }
         // A stream cannot be sought back to: only fragments can be written to it.
         let fragmented = outputFacts.isStream || options.layout == .fragmented
         let container = outputFacts.isStream ? .mp4 : try Self.container(for: output)
         if fragmented, container != .mp4 {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.layout", message: "\(output): fragmented output is MP4; name the output .mp4 or .m4v")
+            throw MediaMuxError.invalidOption(option: "MergeOptions.layout", message: "\(output): fragmented output is MP4; name the output \(MergePlan.Container.spokenExtensions([.mp4]))")
         }
         if fragmented, let problem = MergeOptions.fragmentedProblem(faststart: options.faststart) {
             throw MediaMuxError.invalidOption(option: "MergeOptions.faststart", message: "faststart: \(problem)")
@@ -178,11 +178,10 @@ package struct MergePlanner: Sendable {
     static func container(for output: String) throws -> MergePlan.Container {
         let name = namePart(of: output)
         let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
-        switch ext {
-        case "mp4", "m4v": return .mp4
-        case "mov": return .mov
-        default: throw MediaMuxError.unsupportedOutputExtension(path: output, extension: ext)
+        guard let container = MergePlan.Container(extension: ext) else {
+            throw MediaMuxError.unsupportedOutputExtension(path: output, extension: ext, accepted: MergePlan.Container.allExtensions)
         }
+        return container
     }
 
     private static func pick(

@@ -95,9 +95,8 @@ extension MergePlanner {
             options.quality.map { "quality (CRF \($0))" }, options.preset.map { "preset \"\($0)\"" },
             options.frameSize.map { "frame size \($0)" },
         ].compactMap { $0 }
-        guard let last = asked.last else { return nil }
-        let named = asked.count == 1 ? last : asked.dropLast().joined(separator: ", ") + " and " + last
-        return "the video \(named) asked for \(asked.count == 1 ? "is" : "are") not used: the video is copied, not encoded ("
+        guard !asked.isEmpty else { return nil }
+        return "the video \(spokenList(asked)) asked for \(asked.count == 1 ? "is" : "are") not used: the video is copied, not encoded ("
             + (rotation.reason.isEmpty ? "its rotation kept" : rotation.reason) + ")"
     }
 
