@@ -1,13 +1,8 @@
 /// The samples of a fragmented MP4's movie fragments (ISO/IEC 14496-12,
-/// 8.8), summed track by track while walking the file's top-level boxes:
-/// each `moof` is read (it holds only headers), each `mdat` passed over
-/// unread. A track keeps counts and extremes, not its samples, so memory
-/// does not grow with the recording.
-///
-/// A sample's decode time comes from `tfdt`, or continues from the track's
-/// previous sample (the moov's last, for the first fragment); its duration,
-/// size and flags from the `trun`, else the `tfhd` defaults, else `trex`'s.
-/// `sidx` and `mfra` are not read: they index fragments but do not bound them.
+/// 8.8), summed track by track as a `Walker` hands them over, a fragment
+/// at a time. A track keeps counts and extremes, not its samples, so memory
+/// does not grow with the recording. `sidx` and `mfra` are not read: they
+/// index fragments but do not bound them.
 package struct MovieFragments: Equatable {
     /// One track's fragment samples, in its media timescale.
     package struct Track: Equatable {
@@ -24,6 +19,33 @@ package struct MovieFragments: Equatable {
         package var leastCompositionOffset: Int64 = 0
     }
 
+    /// One sample a movie fragment declares: where its data lies and when
+    /// it plays, in its track's media timescale.
+    package struct Sample: Equatable, Sendable {
+        package var trackID: Int
+        /// Where its data starts in the file.
+        package var dataOffset: Int64
+        package var size: Int64
+        package var decodeTime: Int64
+        package var duration: Int64
+        /// Presentation time minus decode time.
+        package var compositionOffset: Int64
+        /// Not flagged `sample_is_non_sync_sample`.
+        package var isSync: Bool
+        /// Its data lies wholly inside the file.
+        package var isWhole: Bool
+    }
+
+    /// One `moof`: the tracks it has fragments of, and their samples in
+    /// the order its `traf` and `trun` boxes declare them.
+    package struct Fragment: Equatable, Sendable {
+        /// Where the `moof` starts in the file.
+        package var offset: Int64
+        /// The track_IDs of its `traf` boxes, in order.
+        package var trackIDs: [Int]
+        package var samples: [Sample]
+    }
+
     /// Fragments (`moof` boxes) read whole.
     package var fragmentCount = 0
     /// By track_ID.
@@ -34,147 +56,203 @@ package struct MovieFragments: Equatable {
     /// walk stops there, and the samples before it are all that count.
     package var damage: String?
 
-    /// `trex`: a track's defaults for every fragment.
-    private struct Defaults {
-        var duration: UInt32 = 0
-        var size: UInt32 = 0
-        var flags: UInt32 = 0
-    }
-
-    /// A `moof` larger than this is not a header a writer makes (a million samples take 16 MB).
-    private static let largestFragmentHeader = 64 << 20
-
     /// - Parameters:
     ///   - descriptor: The file, open for reading.
     ///   - moov: Its movie header, whose `mvex/trex` boxes give the defaults.
     ///   - decodeStarts: Each track's decode time after its moov samples, by track_ID.
     package init(descriptor: Int32, moov: MovieTree, decodeStarts: [Int: Int64]) throws {
-        var defaults: [Int: Defaults] = [:]
-        // mvex is kept whole in the movie tree: its boxes are read here.
-        let extends = moov.root.first("mvex").map { try? BoxNode.parse($0.head[...]) { _, _ in nil } } ?? []
-        for trex in (extends ?? []).filter({ $0.type == "trex" }) {
-            defaults[Int(try trex.uint32(at: 4))] = Defaults(
-                duration: try trex.uint32(at: 12), size: try trex.uint32(at: 16), flags: try trex.uint32(at: 20))
+        var walker = try Walker(descriptor: descriptor, moov: moov, decodeStarts: decodeStarts)
+        while let fragment = try walker.next() {
+            fragmentCount += 1
+            for trackID in fragment.trackIDs where tracks[trackID] == nil { tracks[trackID] = Track() }
+            for sample in fragment.samples { count(sample) }
         }
-        let fileSize = Int64(fileLength(descriptor))
-        var nextDecode = decodeStarts
-        var offset: Int64 = 0
-        while offset + 8 <= fileSize {
-            do {
-                guard let size = try box(at: offset, in: descriptor, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode) else { break }
-                offset += size
-            } catch BoxFailure.malformed(let reason) {
-                damage = "the fragment header at byte \(offset) is damaged (\(reason))"
-                break
-            }
-        }
+        isCut = walker.isCut
+        damage = walker.damage
     }
 
-    /// Reads the top-level box at `offset`, counting a moof's samples; its
-    /// size, or nil where the file ends inside it.
-    private mutating func box(
-        at offset: Int64, in descriptor: Int32, fileSize: Int64, defaults: [Int: Defaults], nextDecode: inout [Int: Int64]
-    ) throws -> Int64? {
-        // One read takes the box header and, for most fragments, the whole moof.
-        guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
-            throw BoxFailure.io("cannot read the box at \(offset)")
+    private mutating func count(_ sample: Sample) {
+        var track = tracks[sample.trackID] ?? Track()
+        defer { tracks[sample.trackID] = track }
+        guard sample.isWhole else {
+            track.missingSamples += 1
+            return
         }
-        var size = Int64(BoxBuffer.be32(head, 0))
-        if size == 1 {
-            guard head.count >= 16 else { return nil }
-            size = Int64(clamping: BoxBuffer.be64(head, 8))
-        } else if size == 0 {
-            size = fileSize - offset
+        let shown = sample.decodeTime + sample.compositionOffset
+        track.sampleCount += 1
+        track.presentation = SampleSpan(start: shown, end: shown + sample.duration).union(track.presentation)
+        track.leastCompositionOffset = min(track.leastCompositionOffset, sample.compositionOffset)
+        track.decodeEnd = sample.decodeTime + sample.duration
+    }
+
+    /// Walks a fragmented MP4's top-level boxes a movie fragment at a time:
+    /// each `moof` is read (it holds only headers), each `mdat` passed over
+    /// unread, so a walk holds one fragment's sample list at the most.
+    ///
+    /// A sample's decode time comes from `tfdt`, or continues from the
+    /// track's previous sample (the moov's last, for the first fragment);
+    /// its duration, size and flags from the `trun`, else the `tfhd`
+    /// defaults, else `trex`'s.
+    package struct Walker {
+        /// `trex`: a track's defaults for every fragment.
+        private struct Defaults {
+            var duration: UInt32 = 0
+            var size: UInt32 = 0
+            var flags: UInt32 = 0
         }
-        guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
-        let type = BoxNode.typeName(head[4..<8])
-        if type == "moof" {
+
+        /// A `moof` larger than this is not a header a writer makes (a million samples take 16 MB).
+        private static let largestFragmentHeader = 64 << 20
+
+        private let descriptor: Int32
+        private let fileSize: Int64
+        private let defaults: [Int: Defaults]
+        private var nextDecode: [Int: Int64]
+        private var offset: Int64 = 0
+        private var isOver = false
+        /// The file ends inside a fragment: its header or some of its samples' data is missing.
+        package private(set) var isCut = false
+        /// A fragment header that does not parse, where it is and why: the walk stopped there.
+        package private(set) var damage: String?
+
+        /// - Parameters:
+        ///   - descriptor: The file, open for reading.
+        ///   - moov: Its movie header, whose `mvex/trex` boxes give the defaults.
+        ///   - decodeStarts: Each track's decode time after its moov samples, by track_ID.
+        package init(descriptor: Int32, moov: MovieTree, decodeStarts: [Int: Int64]) throws {
+            var defaults: [Int: Defaults] = [:]
+            // mvex is kept whole in the movie tree: its boxes are read here.
+            let extends = moov.root.first("mvex").map { try? BoxNode.parse($0.head[...]) { _, _ in nil } } ?? []
+            for trex in (extends ?? []).filter({ $0.type == "trex" }) {
+                defaults[Int(try trex.uint32(at: 4))] = Defaults(
+                    duration: try trex.uint32(at: 12), size: try trex.uint32(at: 16), flags: try trex.uint32(at: 20))
+            }
+            self.descriptor = descriptor
+            self.defaults = defaults
+            fileSize = Int64(fileLength(descriptor))
+            nextDecode = decodeStarts
+        }
+
+        /// The next fragment; nil at the end of the file, where it is cut
+        /// (`isCut`), or at a fragment header that does not parse (`damage`).
+        /// A damaged fragment gives none of its samples.
+        /// - Throws: `BoxFailure.io` when the file cannot be read.
+        package mutating func next() throws -> Fragment? {
+            while !isOver, offset + 8 <= fileSize {
+                do {
+                    let (size, fragment) = try box(at: offset)
+                    guard let size else {
+                        isOver = true
+                        return nil
+                    }
+                    offset += size
+                    if let fragment { return fragment }
+                } catch BoxFailure.malformed(let reason) {
+                    damage = "the fragment header at byte \(offset) is damaged (\(reason))"
+                    isOver = true
+                }
+            }
+            return nil
+        }
+
+        /// Reads the top-level box at `offset`: its size (nil where the file
+        /// ends inside it), and its samples when it is a `moof`.
+        private mutating func box(at offset: Int64) throws -> (Int64?, Fragment?) {
+            // One read takes the box header and, for most fragments, the whole moof.
+            guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
+                throw BoxFailure.io("cannot read the box at \(offset)")
+            }
+            var size = Int64(BoxBuffer.be32(head, 0))
+            if size == 1 {
+                guard head.count >= 16 else { return (nil, nil) }
+                size = Int64(clamping: BoxBuffer.be64(head, 8))
+            } else if size == 0 {
+                size = fileSize - offset
+            }
+            guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
+            let type = BoxNode.typeName(head[4..<8])
+            guard type == "moof" else {
+                guard size <= fileSize - offset else {
+                    // An mdat cut short: the samples past the end were declared missing.
+                    isCut = isCut || type == "mdat"
+                    return (nil, nil)
+                }
+                return (size, nil)
+            }
             guard size <= fileSize - offset else {
                 isCut = true
-                return nil
+                return (nil, nil)
             }
             guard size <= Self.largestFragmentHeader else { throw BoxFailure.malformed("moof of \(size) bytes at \(offset)") }
             let bytes = size <= head.count ? Array(head.prefix(Int(size))) : readBytes(descriptor, count: Int(size), at: offset)
             guard let bytes, bytes.count == Int(size) else { throw BoxFailure.io("short read of the moof at \(offset)") }
-            // Counted whole or not at all: a damaged fragment adds none of its samples.
-            var counted = self
-            try counted.read(moof: bytes, at: offset, fileSize: fileSize, defaults: defaults, nextDecode: &nextDecode)
-            self = counted
-            fragmentCount += 1
-        } else if size > fileSize - offset {
-            // An mdat cut short: the samples past the end were counted missing.
-            isCut = isCut || type == "mdat"
-            return nil
+            // Taken whole or not at all: a damaged fragment moves no track's decode time on.
+            var decode = nextDecode
+            let fragment = try read(moof: bytes, at: offset, nextDecode: &decode)
+            nextDecode = decode
+            if fragment.samples.contains(where: { !$0.isWhole }) { isCut = true }
+            return (size, fragment)
         }
-        return size
-    }
 
-    private mutating func read(moof bytes: [UInt8], at moofOffset: Int64, fileSize: Int64, defaults: [Int: Defaults], nextDecode: inout [Int: Int64]) throws {
-        let nodes = try BoxNode.parse(bytes[...]) { type, _ in ["moof", "traf"].contains(type) ? 0 : nil }
-        guard let moof = nodes.first, moof.type == "moof" else { throw BoxFailure.malformed("no moof at \(moofOffset)") }
-        // Without an explicit base, a track fragment's data follows the previous one's (the first's: the moof).
-        var previousEnd = moofOffset
-        for traf in moof.all("traf") {
-            guard let tfhd = traf.first("tfhd") else { throw BoxFailure.malformed("a traf without tfhd at \(moofOffset)") }
-            var header = FieldReader(tfhd)
-            let flags = try header.flags()
-            let trackID = Int(try header.u32())
-            var base = flags & 0x02_0000 != 0 ? moofOffset : previousEnd
-            if flags & 0x1 != 0 { base = Int64(clamping: try header.u64()) }
-            if flags & 0x2 != 0 { _ = try header.u32() }  // sample description index
-            var fallback = defaults[trackID] ?? Defaults()
-            if flags & 0x8 != 0 { fallback.duration = try header.u32() }
-            if flags & 0x10 != 0 { fallback.size = try header.u32() }
-            if flags & 0x20 != 0 { fallback.flags = try header.u32() }
-            if let tfdt = traf.first("tfdt") {
-                var reader = FieldReader(tfdt)
-                nextDecode[trackID] = try reader.version() == 1 ? Int64(clamping: try reader.u64()) : Int64(try reader.u32())
-            }
-            var decode = nextDecode[trackID] ?? 0
-            var data = base
-            var track = tracks[trackID] ?? Track()
-            for trun in traf.all("trun") {
-                var run = FieldReader(trun)
-                let runFlags = try run.flags()
-                let count = Int(try run.u32())
-                if runFlags & 0x1 != 0 { data = base + Int64(Int32(bitPattern: try run.u32())) }
-                if runFlags & 0x4 != 0 { _ = try run.u32() }  // first sample's flags
-                let perSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & UInt32($0) != 0 }.count * 4
-                // A run of defaults takes no bytes per sample; no writer makes one of more than 16 million.
-                guard perSample > 0 ? count <= run.remaining / perSample : count <= 1 << 24 else {
-                    throw BoxFailure.malformed("a trun declares \(count) samples in \(run.remaining) bytes")
+        private func read(moof bytes: [UInt8], at moofOffset: Int64, nextDecode: inout [Int: Int64]) throws -> Fragment {
+            let nodes = try BoxNode.parse(bytes[...]) { type, _ in ["moof", "traf"].contains(type) ? 0 : nil }
+            guard let moof = nodes.first, moof.type == "moof" else { throw BoxFailure.malformed("no moof at \(moofOffset)") }
+            var fragment = Fragment(offset: moofOffset, trackIDs: [], samples: [])
+            // Without an explicit base, a track fragment's data follows the previous one's (the first's: the moof).
+            var previousEnd = moofOffset
+            for traf in moof.all("traf") {
+                guard let tfhd = traf.first("tfhd") else { throw BoxFailure.malformed("a traf without tfhd at \(moofOffset)") }
+                var header = FieldReader(tfhd)
+                let flags = try header.flags()
+                let trackID = Int(try header.u32())
+                var base = flags & 0x02_0000 != 0 ? moofOffset : previousEnd
+                if flags & 0x1 != 0 { base = Int64(clamping: try header.u64()) }
+                if flags & 0x2 != 0 { _ = try header.u32() }  // sample description index
+                var fallback = defaults[trackID] ?? Defaults()
+                if flags & 0x8 != 0 { fallback.duration = try header.u32() }
+                if flags & 0x10 != 0 { fallback.size = try header.u32() }
+                if flags & 0x20 != 0 { fallback.flags = try header.u32() }
+                if let tfdt = traf.first("tfdt") {
+                    var reader = FieldReader(tfdt)
+                    nextDecode[trackID] = try reader.version() == 1 ? Int64(clamping: try reader.u64()) : Int64(try reader.u32())
                 }
-                for _ in 0..<count {
-                    let duration = Int64(runFlags & 0x100 != 0 ? try run.u32() : fallback.duration)
-                    let size = Int64(runFlags & 0x200 != 0 ? try run.u32() : fallback.size)
-                    if runFlags & 0x400 != 0 { _ = try run.u32() }
-                    // Read as signed in either version, as writers store negatives in version 0 too.
-                    let offset = runFlags & 0x800 != 0 ? Int64(Int32(bitPattern: try run.u32())) : 0
-                    let (end, overflow) = data.addingReportingOverflow(size)
-                    let (shown, late) = decode.addingReportingOverflow(offset)
-                    let (over, long) = shown.addingReportingOverflow(duration)
-                    guard !late, !long, !decode.addingReportingOverflow(duration).overflow else {
-                        throw BoxFailure.malformed("sample times overflow in track \(trackID)")
+                var decode = nextDecode[trackID] ?? 0
+                var data = base
+                fragment.trackIDs.append(trackID)
+                for trun in traf.all("trun") {
+                    var run = FieldReader(trun)
+                    let runFlags = try run.flags()
+                    let count = Int(try run.u32())
+                    if runFlags & 0x1 != 0 { data = base + Int64(Int32(bitPattern: try run.u32())) }
+                    let firstFlags = runFlags & 0x4 != 0 ? try run.u32() : nil
+                    let perSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & UInt32($0) != 0 }.count * 4
+                    // A run of defaults takes no bytes per sample; no writer makes one of more than 16 million.
+                    guard perSample > 0 ? count <= run.remaining / perSample : count <= 1 << 24 else {
+                        throw BoxFailure.malformed("a trun declares \(count) samples in \(run.remaining) bytes")
                     }
-                    guard !overflow, end <= fileSize else {
-                        track.missingSamples += 1
-                        isCut = true
+                    for index in 0..<count {
+                        let duration = Int64(runFlags & 0x100 != 0 ? try run.u32() : fallback.duration)
+                        let size = Int64(runFlags & 0x200 != 0 ? try run.u32() : fallback.size)
+                        let sampleFlags = runFlags & 0x400 != 0 ? try run.u32() : (index == 0 ? firstFlags : nil) ?? fallback.flags
+                        // Read as signed in either version, as writers store negatives in version 0 too.
+                        let offset = runFlags & 0x800 != 0 ? Int64(Int32(bitPattern: try run.u32())) : 0
+                        let (end, overflow) = data.addingReportingOverflow(size)
+                        let (shown, late) = decode.addingReportingOverflow(offset)
+                        guard !late, !shown.addingReportingOverflow(duration).overflow, !decode.addingReportingOverflow(duration).overflow else {
+                            throw BoxFailure.malformed("sample times overflow in track \(trackID)")
+                        }
+                        let isWhole = !overflow && end <= fileSize
+                        fragment.samples.append(Sample(
+                            trackID: trackID, dataOffset: data, size: size, decodeTime: decode, duration: duration,
+                            compositionOffset: offset, isSync: sampleFlags & 0x1_0000 == 0, isWhole: isWhole))
                         data = overflow ? fileSize : end
                         decode += duration
-                        continue
                     }
-                    track.sampleCount += 1
-                    track.presentation = track.presentation.map { SampleSpan(start: min($0.start, shown), end: max($0.end, over)) }
-                        ?? SampleSpan(start: shown, end: over)
-                    track.leastCompositionOffset = min(track.leastCompositionOffset, offset)
-                    data = end
-                    decode += duration
-                    track.decodeEnd = decode
                 }
+                nextDecode[trackID] = decode
+                previousEnd = data
             }
-            tracks[trackID] = track
-            nextDecode[trackID] = decode
-            previousEnd = data
+            return fragment
         }
     }
 }
