@@ -419,14 +419,15 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
                 throw MediaMuxError.cache(path: path, reason: systemErrorText(error))
             }
             reached += Int64(part.readableBytes)
+            // Part by part, as the bytes reach the file, however many a write takes
+            // (the meter keeps to its pace); outside the lock, as the caller's handler runs here.
+            meter.report(bytes: reached, total: total)
         }
         state.withLock { state in
             state.unwritten -= Int(reached - position)
             state.position = reached
             state.answer?.written = reached
         }
-        // Outside the lock: the caller's progress handler runs here.
-        meter.report(bytes: reached, total: total)
     }
 
     package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {

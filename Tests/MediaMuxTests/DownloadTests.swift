@@ -1075,7 +1075,7 @@ struct DownloadTests {
     /// A task repeated every 5 ms on each of the client's loops runs at most
     /// 50 ms later than the same task on a loop of its own at the same time
     /// (that one measures how busy the machine is, so that a crowded test
-    /// run does not count against the client).
+    /// run does not count against the client), in 99 runs of every 100.
     @Test(.tags(.heavy), .skippedByTag) func thirtyTwoDownloadsThroughOneSharedClient() async throws {
         let folder = try TemporaryFolder()
         let control = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -1105,22 +1105,27 @@ struct DownloadTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let latest = probes.map { $0.stop() }
+            let seen = probes.map { $0.stop() }
             #expect(results.count == 32 && Set(results.map(\.path)).count == 32)
             for result in results { #expect(try sha256(file: result.path) == bigHash, "\(result.path)") }
-            let clientLatest = try #require(latest.dropLast().max())
-            let controlLatest = try #require(latest.last)
+            let client = try #require(seen.dropLast().max { $0.percentile99 < $1.percentile99 })
+            let control = try #require(seen.last)
             #if MEDIAMUX_SANITIZER_ADDRESS || MEDIAMUX_SANITIZER_THREAD
             // Instrumented code runs several times slower, and unevenly (the
             // ASan run measured 152 ms against the idle loop's 93 ms): the
             // loops' timing is judged in the plain runs, on FFmpeg 5.1 and 7.1.
-            _ = (clientLatest, controlLatest)
+            _ = (client, control)
             #else
+            // Judged by the 99th percentile: a loop kept from its work (a file
+            // written on it) is late run after run, while a crowded test run
+            // preempts any thread now and then (its latest run was 80-100 ms
+            // late in one run of every two or three of the download suites,
+            // the idle loop's under 60 ms, with writes on the pool either way).
             #expect(
-                clientLatest <= controlLatest + .milliseconds(50),
-                "a task on the client's loops ran \(clientLatest) late, on a loop of its own \(controlLatest)")
+                client.percentile99 <= control.percentile99 + .milliseconds(50),
+                "a task on the client's loops ran \(client.percentile99) late (99th percentile of \(client.runs) runs; latest \(client.latest)), on a loop of its own \(control.percentile99) (latest \(control.latest))")
             #endif
-            #expect(probes.allSatisfy { $0.runs > 0 })
+            #expect(seen.allSatisfy { $0.runs > 0 })
         }
     }
 
@@ -1360,12 +1365,21 @@ struct CrossDeviceShareTests {
     }
 }
 
-/// A task repeated every 5 ms on one event loop, noting the most it ran
-/// late: how long the loop was kept from other work.
+/// A task repeated every 5 ms on one event loop, noting how late each run
+/// was: how long the loop was kept from other work.
 final class LatenessProbe: Sendable {
-    private let state = Locked<(last: NIODeadline?, latest: Duration, runs: Int)>((nil, .zero, 0))
+    private let state = Locked<(last: NIODeadline?, lateness: [Duration])>((nil, []))
     private let task: RepeatedTask
     static let period = TimeAmount.milliseconds(5)
+
+    /// What a probe saw: how many runs, the latest, and the 99th percentile
+    /// (a run later than 99 % of the others: the loop's own delays, past a
+    /// thread's rare preemption by the rest of a crowded machine).
+    struct Lateness {
+        var runs: Int
+        var latest: Duration
+        var percentile99: Duration
+    }
 
     init(_ loop: any EventLoop) {
         let state = self.state
@@ -1373,20 +1387,18 @@ final class LatenessProbe: Sendable {
             let now = NIODeadline.now()
             state.withLock { state in
                 if let last = state.last {
-                    let late = Duration.nanoseconds((now - last - Self.period).nanoseconds)
-                    state.latest = max(state.latest, late)
+                    state.lateness.append(.nanoseconds((now - last - Self.period).nanoseconds))
                 }
                 state.last = now
-                state.runs += 1
             }
         }
     }
 
-    var runs: Int { state.withLock { $0.runs } }
-
-    /// Stops the task; the most it ran late.
-    func stop() -> Duration {
+    /// Stops the task; how late its runs were.
+    func stop() -> Lateness {
         task.cancel()
-        return state.withLock { $0.latest }
+        let sorted = state.withLock { $0.lateness }.sorted()
+        let index = max(0, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)
+        return Lateness(runs: sorted.count, latest: sorted.last ?? .zero, percentile99: sorted.isEmpty ? .zero : sorted[index])
     }
 }
