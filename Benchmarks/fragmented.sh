@@ -11,7 +11,10 @@
 #   merge ... -`) against `ffmpeg -c copy -movflags
 #   frag_keyframe+empty_moov+default_base_moof -f mp4 -`, both into a file.
 # Memory must stay flat: the one-hour file's peak RSS within MAX_GROWTH_MIB
-# of the 10-second one's, for the probe and for the merge.
+# of the 10-second one's, for the probe, the merge and the streamed merge.
+# The merge to a movie file does not yet: FFmpeg's MP4 muxer keeps an entry
+# for every sample it writes until it writes the sample tables (about 16 MiB
+# for the hour), and this check fails on it.
 #
 # Usage: bash Benchmarks/fragmented.sh   (from anywhere)
 # Env:   RUNS=5               timed runs of each command (median is reported)
@@ -82,15 +85,13 @@ PROBE_RATIO=$(ratio "${W[probe_hour]}" "${W[ffprobe_hour]}")
 echo "probe of the hour, muxctl/ffprobe wall: $PROBE_RATIO (limit $MAX_PROBE_RATIO)"
 check_max "$PROBE_RATIO" "$MAX_PROBE_RATIO" "muxctl probes the hour slower than ffprobe"
 echo "merge of the hour, muxctl/ffmpeg wall: $(ratio "${W[merge_hour]}" "${W[ffmpeg_hour]}")"
-for kind in probe merge; do
+for kind in probe merge stream; do
     growth=$(minus "${M[${kind}_hour]}" "${M[${kind}_short]}")
     echo "$kind peak RSS growth, 10 s -> 1 h: $growth MiB (limit $MAX_GROWTH_MIB)"
     check_max "$growth" "$MAX_GROWTH_MIB" "$kind of the hour takes $growth MiB more than of 10 s"
 done
 echo "streamed merge of the hour, muxctl/ffmpeg wall: $(ratio "${W[stream_hour]}" "${W[ffstream_hour]}"), peak RSS: $(ratio "${M[stream_hour]}" "${M[ffstream_hour]}")"
-# Not held to the limit: the output side holds one fragment, but FFmpeg's
-# demuxer still indexes every input sample it reads (as ffmpeg's does).
-echo "streamed merge peak RSS growth, 10 s -> 1 h: $(minus "${M[stream_hour]}" "${M[stream_short]}") MiB (ffmpeg: $(minus "${M[ffstream_hour]}" "${M[ffstream_short]}") MiB)"
+echo "ffmpeg's peak RSS growth, 10 s -> 1 h: merge $(minus "${M[ffmpeg_hour]}" "${M[ffmpeg_short]}") MiB, stream $(minus "${M[ffstream_hour]}" "${M[ffstream_short]}") MiB"
 out_seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$WORK/fragmented_merge_hour.mp4")
 echo "the hour's merge lasts $out_seconds s"
 [[ $STATUS -eq 0 ]] && echo OK

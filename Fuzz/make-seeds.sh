@@ -29,12 +29,14 @@ ff "${video[@]}" "${audio[@]}" -t 0.3 -c:v libvpx-vp9 -crf 50 -b:v 0 -c:a libopu
 ff "${video[@]}" "${audio[@]}" -t 0.3 -c:v libx264 -crf 40 -c:a libmp3lame -b:a 16k "${same[@]}" h264_mp3.mkv
 ff "${video[@]}" "${audio[@]}" -t 0.3 -c:v libx264 -crf 40 -c:a aac -b:a 16k "${same[@]}" h264_aac.ts
 # Fragmented MP4 (issue 26): one fragment, a fragment per frame, samples in
-# both the moov and fragments, and a sidx before the fragments.
+# both the moov and fragments, a sidx before the fragments, negative composition offsets.
 frag=(-f mp4 "${same[@]}")
 ff "${video[@]}" "${audio[@]}" -t 0.3 -c:v libx264 -g 100 -crf 40 -c:a aac -b:a 16k -movflags +frag_keyframe+empty_moov+default_base_moof "${frag[@]}" fmp4_one_fragment.mp4
 ff "${video[@]}" "${audio[@]}" -t 0.3 -c:v libx264 -crf 40 -c:a aac -b:a 16k -movflags +frag_every_frame+empty_moov+default_base_moof "${frag[@]}" fmp4_fragment_per_frame.mp4
 ff "${video[@]}" "${audio[@]}" -t 0.4 -c:v libx264 -g 2 -crf 40 -c:a aac -b:a 16k -movflags +frag_keyframe "${frag[@]}" fmp4_moov_and_fragments.mp4
 ff "${video[@]}" -t 0.3 -c:v libx264 -g 2 -crf 40 -movflags +frag_keyframe+empty_moov+default_base_moof+global_sidx "${frag[@]}" fmp4_sidx.mp4
+# B-frames in version-1 truns with negative composition offsets, read by MediaMux's own fragment reader.
+ff "${video[@]}" "${audio[@]}" -t 0.4 -c:v libx264 -bf 2 -g 4 -crf 40 -c:a aac -b:a 16k -movflags +frag_keyframe+empty_moov+default_base_moof+negative_cts_offsets "${frag[@]}" fmp4_negative_cts.mp4
 # A sample entry FFmpeg 5.1 has no codec for (VVC's vvc1, with a vvcC of
 # made-up bytes), over HEVC packets: the moov must come last for the script.
 ff "${video[@]}" -t 0.3 -c:v libx265 -x265-params log-level=none:pools=none:frame-threads=1 -crf 40 "${same[@]}" vvc_entry.mp4

@@ -475,6 +475,9 @@ FRAG=frag_keyframe+empty_moov+default_base_moof
 "${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags frag_keyframe fmp4_moov_and_fragments.mp4
 # A fragment for every frame.
 "${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags frag_every_frame+empty_moov+default_base_moof fmp4_fragment_per_frame.mp4
+# Version-1 truns with negative composition offsets (CMAF's and Apple's writers),
+# so that the first frame is presented at its decode time, with no edit list.
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+negative_cts_offsets" fmp4_negative_cts.mp4
 # A header claiming 4294967 s (mvhd, mehd, tkhd, mdhd), as a recorder writes before it knows.
 "${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+skip_trailer" fmp4_wrong_mehd.mp4
 python3 "$DIR/patch-fragment-duration.py" fmp4_wrong_mehd.mp4
@@ -511,7 +514,7 @@ def top(path):
         kinds.append(kind.decode())
         pos += size if size else len(data) - pos
     return kinds, data
-for name in ["fmp4_empty_moov.mp4", "fmp4_moov_and_fragments.mp4", "fmp4_fragment_per_frame.mp4", "fmp4_wrong_mehd.mp4",
+for name in ["fmp4_empty_moov.mp4", "fmp4_moov_and_fragments.mp4", "fmp4_fragment_per_frame.mp4", "fmp4_wrong_mehd.mp4", "fmp4_negative_cts.mp4",
              "fmp4_cut_last_fragment.mp4", "dash_video.mp4", "dash_video_sidx.mp4", "dash_audio.mp4", "dash_audio_sidx.mp4"]:
     kinds, data = top(name)
     after = kinds[kinds.index("moov") + 1]
@@ -602,7 +605,7 @@ synthetic=(h264_bframes_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a aac_chirp_1.5s.m4a
            empty.m4a html_page.m4a truncated_h264.mp4
            text_file.mp4 random_bytes.mp4 h264_frame_index.mp4
-           fmp4_source.mp4 fmp4_empty_moov.mp4 fmp4_moov_and_fragments.mp4 fmp4_fragment_per_frame.mp4 fmp4_wrong_mehd.mp4
+           fmp4_source.mp4 fmp4_empty_moov.mp4 fmp4_moov_and_fragments.mp4 fmp4_fragment_per_frame.mp4 fmp4_wrong_mehd.mp4 fmp4_negative_cts.mp4
            fmp4_cut_last_fragment.mp4 dash_video.mp4 dash_video_sidx.mp4 dash_audio.mp4 dash_audio_sidx.mp4)
 [[ -f av1.mp4 ]] && synthetic+=(av1.mp4 av1_dav1.mp4)
 synthetic+=(fpcm.mp4)

@@ -32,6 +32,8 @@ package struct MovieFragments: Equatable {
         package var compositionOffset: Int64
         /// Not flagged `sample_is_non_sync_sample`.
         package var isSync: Bool
+        /// Its `sample_depends_on` says it depends on other samples (1).
+        package var dependsOnOthers = false
         /// Its data lies wholly inside the file.
         package var isWhole: Bool
     }
@@ -244,7 +246,8 @@ package struct MovieFragments: Equatable {
                         let isWhole = !overflow && end <= fileSize
                         fragment.samples.append(Sample(
                             trackID: trackID, dataOffset: data, size: size, decodeTime: decode, duration: duration,
-                            compositionOffset: offset, isSync: sampleFlags & 0x1_0000 == 0, isWhole: isWhole))
+                            compositionOffset: offset, isSync: sampleFlags & 0x1_0000 == 0,
+                            dependsOnOthers: (sampleFlags >> 24) & 0x3 == 1, isWhole: isWhole))
                         data = overflow ? fileSize : end
                         decode += duration
                     }

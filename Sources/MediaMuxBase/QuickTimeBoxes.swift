@@ -91,6 +91,11 @@ package struct MovieHeaderFacts {
         /// The first sample entry, with the boxes inside it (codec
         /// configuration, colour, aspect...) as the file has them.
         package var sampleEntry: BoxNode?
+        /// How many sample entries the track has (fragments choose one by index).
+        package var sampleEntryCount = 0
+        /// The first entry is encrypted (Common Encryption renames it `encv`,
+        /// `enca`...): its samples need the key information the fragments carry beside them.
+        package var isProtected = false
         /// The track's boxes besides its header, edits and media (tapt,
         /// tgas, tref, udta...), as the file has them.
         package var otherBoxes: [BoxNode] = []
@@ -158,7 +163,10 @@ package struct MovieHeaderFacts {
                 try Self.readSampleTable(stbl, into: &track)
                 if tree.root.first("mvex") != nil { try Self.readSampleTimes(stbl, into: &track) }
             }
-            track.sampleEntry = MovieTree.sampleEntries(of: trak).first
+            let entries = MovieTree.sampleEntries(of: trak)
+            track.sampleEntry = entries.first
+            track.sampleEntryCount = entries.count
+            track.isProtected = entries.first.map { ["encv", "enca", "encs", "enct"].contains($0.type) } ?? false
             track.otherBoxes = trak.children?.filter { !["tkhd", "edts", "mdia"].contains($0.type) } ?? []
             tracks[id] = track
         }

@@ -25,7 +25,7 @@ final class FrameReader {
         self.plan = plan
         self.cancellation = cancellation
         source = try VideoFrameSource(
-            path: plan.path, streamIndex: plan.streamIndex, zero: plan.mediaStart ?? plan.zero,
+            path: plan.path, streamIndex: plan.streamIndex, zero: (plan.mediaStart ?? plan.zero) + plan.readerLateness,
             ignoringEditLists: plan.mediaStart != nil, threads: threads, cancellation: cancellation)
         current = try FrameBuffer()
         lookahead = try FrameBuffer()

@@ -20,6 +20,11 @@ struct FramePlan: Equatable, Sendable {
     /// handling off and placed by the sample table, as a merge copies them:
     /// FFmpeg 5.1 misplaces an edit that starts before the first sync sample.
     var mediaStart: MediaTime?
+    /// How late FFmpeg's reader presents the frames: it raises the times of
+    /// a fragmented MP4's samples by the most negative composition offset
+    /// (5.1 to 7.1 alike), where a sample table lowers the decode times
+    /// instead. Zero for anything else.
+    var readerLateness: MediaTime = .zero()
     var moments: Moments
     /// How each frame is scaled and turned.
     var picture: PictureSize
@@ -150,8 +155,9 @@ struct PreviewPlanner {
         }
         return FramePlan(
             path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()),
-            mediaStart: stream.mediaTimeline?.start, moments: moments,
-            picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
+            mediaStart: stream.mediaTimeline?.start,
+            readerLateness: stream.fragmentSamples.map { MediaTime(ticks: $0.presentationLead, of: stream.timeBase) } ?? .zero(),
+            moments: moments, picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
     }
 
     /// The moments a selection names, checked against the video's length.

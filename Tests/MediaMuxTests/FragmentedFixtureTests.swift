@@ -15,6 +15,7 @@ import TestSupport
     /// Every layout that holds the whole recording.
     static let whole = [
         "fmp4_empty_moov.mp4", "fmp4_moov_and_fragments.mp4", "fmp4_fragment_per_frame.mp4", "fmp4_wrong_mehd.mp4",
+        "fmp4_negative_cts.mp4",
     ]
     static let sourceVideoFrames = 60
     static let sourceAudioPackets = 119

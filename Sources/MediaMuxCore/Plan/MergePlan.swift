@@ -126,6 +126,8 @@ public struct MergePlan: Sendable, Equatable {
         /// The input's samples are in movie fragments, which its copy reads
         /// as it reaches them (up to a damaged one, if any).
         public var isFragmented = false
+        /// The input's samples all lie in movie fragments (`StreamInfo.fragmentSamples`).
+        public var fragmentSamples: FragmentSamples?
         /// Codec configuration and tags the output's sample description and track header carry.
         public var headerBytes: Int
         /// Shorten the last sample to end exactly at the end (audio), rather
@@ -154,6 +156,11 @@ public struct MergePlan: Sendable, Equatable {
 
         /// The input's packets are written as they are: neither encoded nor re-framed.
         public var isCopied: Bool { encoding == nil && reframing == nil }
+
+        /// The fragments a copy reads its packets from itself, rather than
+        /// through FFmpeg's reader, whose index grows with every sample: a
+        /// copied track whose samples all lie in movie fragments. Nil otherwise.
+        public var readsOwnFragments: FragmentSamples? { isCopied ? fragmentSamples : nil }
 
         /// Players play the track unless told otherwise; false for the kept original audio.
         public var isEnabled = true

@@ -254,6 +254,7 @@ package struct MergePlanner: Sendable {
         track.missingSamples = stream.missingSamples
         track.damagedFragment = stream.damagedFragment
         track.isFragmented = stream.isFragmented
+        track.fragmentSamples = stream.fragmentSamples
         track.marksFirstRandomAccessPoint = kind == .video && RandomAccess.understands(codec: stream.codec)
         if let standIn = Self.standIn(for: stream), let entry = stream.sampleEntry {
             // Unread: the whole entry replaces the one the muxer writes for the stand-in.

@@ -197,6 +197,10 @@ package struct Prober {
         stream.end = start + MediaTime(value: span.end - first, timescale: track.mediaTimescale)
         stream.timing = .container
         let least = min(track.leastCompositionOffset, header.fragments?.tracks[trackID]?.leastCompositionOffset ?? 0)
+        if (track.sampleCount ?? 0) == 0, track.sampleEntryCount == 1, !track.isProtected,
+           stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
+            stream.fragmentSamples = FragmentSamples(trackID: trackID, presentationLead: max(0, -least))
+        }
         if stream.kind == .video, track.isSingleSegment, stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
             stream.mediaTimeline = MediaTimeline(
                 start: MediaTime(value: first, timescale: track.mediaTimescale), presentationLead: max(0, -least),

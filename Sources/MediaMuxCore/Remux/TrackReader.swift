@@ -17,6 +17,9 @@ internal import CFFmpeg
 final class TrackReader {
     let demuxer: DemuxerHandle
     let streamIndex: Int32
+    /// A copied track whose samples all lie in movie fragments is read by
+    /// MediaMux (`MergePlan.Track.readsOwnFragments`); nil reads the demuxer's packets.
+    private let fragments: FragmentPackets?
     /// The time base of the packets handed out: the plan's working one.
     let timeBase: AVRational
     private let inputTimeBase: AVRational
@@ -95,6 +98,13 @@ final class TrackReader {
         // A fragmented file's whole samples are counted from its fragment headers.
         wholeSamples = track.isFragmented ? track.sampleCount : nil
         kind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO ? "video" : "audio"
+        if let samples = track.readsOwnFragments {
+            fragments = try FragmentPackets(
+                path: demuxer.path, samples: samples, isAudio: kind == "audio", ignoringEditList: decodeShift != nil,
+                cancellation: demuxer.cancellation)
+        } else {
+            fragments = nil
+        }
         demuxer.keepOnly(track.streamIndex)
     }
 
@@ -168,7 +178,7 @@ final class TrackReader {
             endOfInput(returning: buffer)
             return
         }
-        guard try demuxer.read(into: buffer) else {
+        guard try fragments?.read(into: buffer, streamIndex: streamIndex) ?? demuxer.read(into: buffer) else {
             endOfInput(returning: buffer)
             return
         }

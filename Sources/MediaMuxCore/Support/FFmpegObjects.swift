@@ -6,7 +6,7 @@ package import CFFmpeg
 package final class DemuxerHandle {
     package let path: String
     package let context: UnsafeMutablePointer<AVFormatContext>
-    private let cancellation: CancellationFlag
+    let cancellation: CancellationFlag
 
     /// Demuxers MediaMux accepts. Whitelisting keeps playlists (hls, concat),
     /// image sequences and text "formats" from ever opening other files.

@@ -121,6 +121,9 @@ struct MP4File: Sendable {
         private(set) var mediaDuration: Int64
         /// Inconsistencies between the sample tables, in words.
         private(set) var issues: [String]
+        /// The durations each fragment sample's `trun` (or its defaults)
+        /// declares, after the moov's own samples: empty when not fragmented.
+        private(set) var fragmentDurations: [Int64] = []
         let filePath: String
 
         var isVideo: Bool { handlerType == "vide" }
@@ -169,6 +172,7 @@ struct MP4File: Sendable {
             track.sampleSizes += fragments.map(\.size)
             track.decodeTimes += fragments.map(\.decodeTime)
             track.compositionOffsets += fragments.map(\.compositionOffset)
+            track.fragmentDurations += fragments.map { Int64($0.duration) }
             if sampleOffsets.count == sampleCount {
                 track.sampleOffsets += fragments.map(\.offset)
             }
