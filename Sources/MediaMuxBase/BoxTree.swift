@@ -106,7 +106,26 @@ package struct BoxNode: Sendable, Equatable {
     }
 
     package func append(to out: inout [UInt8]) {
+        out += header
+        out += head
+        for child in children ?? [] { child.append(to: &out) }
+        out += tail
+    }
+
+    /// The box's bytes in order, a header or a payload part at a time, not
+    /// joined: a large box (a moov with long sample tables) is written
+    /// without a copy of it whole.
+    package func forEachPiece(_ body: ([UInt8]) throws -> Void) rethrows {
+        try body(header)
+        if !head.isEmpty { try body(head) }
+        for child in children ?? [] { try child.forEachPiece(body) }
+        if !tail.isEmpty { try body(tail) }
+    }
+
+    /// Size and type, 16 bytes when the size needs 64 bits.
+    private var header: [UInt8] {
         let size = byteCount
+        var out: [UInt8] = []
         if size > Int(UInt32.max) {
             out += [0, 0, 0, 1] + Self.typeBytes(type)
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(size) >> UInt64(shift))) }
@@ -114,9 +133,7 @@ package struct BoxNode: Sendable, Equatable {
             for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt32(size) >> UInt32(shift))) }
             out += Self.typeBytes(type)
         }
-        out += head
-        for child in children ?? [] { child.append(to: &out) }
-        out += tail
+        return out
     }
 
     /// The first descendant along a slash-separated path of types, such as "mdia/minf/stbl".

@@ -59,6 +59,28 @@ public struct MergePlan: Sendable, Equatable {
         }
     }
 
+    /// How a movie file's sample tables are made.
+    public enum SampleTables: Sendable, Equatable, CustomStringConvertible {
+        /// By FFmpeg's MP4 muxer, which keeps an entry of about 60 bytes for
+        /// every sample it has written until it writes the tables at the end.
+        case muxer
+        /// From fragments: the muxer writes the samples in fragments of
+        /// `longest` at the most, holding one at a time, and at the end each
+        /// fragment's header becomes free space and its samples a chunk in
+        /// the movie's tables (about 4 to 12 bytes a sample). Memory does not
+        /// grow with the input. For a copy read from fragments, which
+        /// reads in flat memory too.
+        case fromFragments(longest: MediaTime)
+
+        /// "by FFmpeg's muxer", "from fragments of 2.000 s at the most".
+        public var description: String {
+            switch self {
+            case .muxer: return "by FFmpeg's muxer"
+            case .fromFragments(let longest): return "from fragments of \(longest.secondsText()) s at the most"
+            }
+        }
+    }
+
     /// What decided the end.
     public enum EndReason: String, Sendable {
         /// The video is the shorter input: the soundtrack is cut where it ends.
@@ -233,6 +255,8 @@ public struct MergePlan: Sendable, Equatable {
     public var rotation: RotationDecision
     /// Where the movie header goes.
     public var movieHeader: MovieHeaderPlacement
+    /// How a movie's sample tables are made.
+    public var sampleTables: SampleTables = .muxer
     /// Timescale of the movie header and edit lists.
     public var movieTimescale: Int64
     /// Media time of one interleaving chunk: the remuxer alternates tracks every this long.

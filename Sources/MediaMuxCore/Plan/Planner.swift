@@ -105,6 +105,7 @@ package struct MergePlanner: Sendable {
             movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
                 faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),
                 metadataBytes: videoInfo.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
+            sampleTables: Self.sampleTables(fragmented: fragmented, container: container, video: video),
             movieTimescale: Self.movieTimescale,
             interleaveWindow: Self.interleaveWindow,
             metadata: metadata,
@@ -345,6 +346,15 @@ package struct MergePlanner: Sendable {
             guard bytes <= largestReservedMovieHeader else { return .movedToFront }
         }
         return .reservedAtFront(bytes: bytes)
+    }
+
+    /// A movie's sample tables are made from fragments when the video is
+    /// copied from fragments, read by MediaMux in flat memory: a long
+    /// recording then merges in flat memory as well, where FFmpeg's muxer
+    /// would keep an entry for every sample. MP4 only, as fragmented output is.
+    static func sampleTables(fragmented: Bool, container: MergePlan.Container, video: MergePlan.Track) -> MergePlan.SampleTables {
+        guard !fragmented, container == .mp4, video.readsOwnFragments != nil else { return .muxer }
+        return .fromFragments(longest: longestFragment)
     }
 
     /// The most room reserved for a moov.

@@ -19,6 +19,9 @@ final class FragmentedWriter: MovieWriter {
     private let sink: any ByteSink
     /// The file the sink writes, for an output with a path; nil for a stream.
     private let temporary: TemporaryOutput?
+    /// Bytes of free space after the moov (a `free` box; none under 8): room
+    /// for a movie's moov, made from the fragments where they lie (`FragmentsToMovieWriter`).
+    private let roomAfterMovieHeader: Int
     let muxer: MuxerHandle
     private var stream: UnsafeMutablePointer<AVIOContext>?
     /// The muxer's bytes until the initialisation segment is rewritten; nil after.
@@ -33,11 +36,12 @@ final class FragmentedWriter: MovieWriter {
     /// Bytes FFmpeg gathers before handing them to the sink.
     private static let bufferSize: Int32 = 256 << 10
 
-    init(plan: MergePlan, longest: MediaTime, sink: any ByteSink, temporary: TemporaryOutput?) throws {
+    init(plan: MergePlan, longest: MediaTime, sink: any ByteSink, temporary: TemporaryOutput?, roomAfterMovieHeader: Int = 0) throws {
         self.plan = plan
         self.longest = longest
         self.sink = sink
         self.temporary = temporary
+        self.roomAfterMovieHeader = roomAfterMovieHeader
         muxer = try MuxerHandle(path: nil, reportedPath: sink.name, muxer: plan.container.muxer)
     }
 
@@ -113,13 +117,15 @@ final class FragmentedWriter: MovieWriter {
     /// moov: the bytes with that moov rewritten, to the sink.
     private func releaseHeldBytes() throws {
         guard let rewrite, let bytes = held else { return }
-        let rewritten: (bytes: [UInt8], emptyConfiguration: Int?)?
+        let rewritten: (header: [UInt8], rest: [UInt8], emptyConfiguration: Int?)?
         do {
             rewritten = try Self.rewritingMovieHeader(in: bytes, as: rewrite)
         } catch {
             throw movieHeaderDefect(error, output: sink.name)
         }
-        guard let (segment, empty) = rewritten else { return }
+        guard let rewritten else { return }
+        let segment = (header: rewritten.header, rest: rewritten.rest)
+        let empty = rewritten.emptyConfiguration
         if let empty {
             // The movie layout's muxer keeps no packet of such a stream (see the Remuxer's check).
             let kind = empty == 0 ? "video" : "audio"
@@ -128,8 +134,25 @@ final class FragmentedWriter: MovieWriter {
                 detail: "its first \(kind) packet does not hold the codec configuration MP4 needs, and the stream has none of its own")
         }
         held = nil
-        try segment.withUnsafeBytes { try sink.write($0) }
-        bytesWritten += segment.count
+        try segment.header.withUnsafeBytes { try sink.write($0) }
+        try writeRoom()
+        try segment.rest.withUnsafeBytes { try sink.write($0) }
+        bytesWritten += segment.header.count + segment.rest.count
+    }
+
+    /// The room after the moov, as a `free` box of zeros written a block at a time.
+    private func writeRoom() throws {
+        guard roomAfterMovieHeader >= 8 else { return }
+        var header = [0, 0, 0, 0] + Array("free".utf8)
+        BoxBuffer.put32(UInt32(roomAfterMovieHeader), into: &header, at: 0)
+        try header.withUnsafeBytes { try sink.write($0) }
+        let zeros = [UInt8](repeating: 0, count: min(roomAfterMovieHeader - 8, 64 << 10))
+        var left = roomAfterMovieHeader - 8
+        while left > 0 {
+            try zeros.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<min(left, zeros.count)])) }
+            left -= min(left, zeros.count)
+        }
+        bytesWritten += roomAfterMovieHeader
     }
 
     /// The sink's own error in place of the code FFmpeg returned for it.
@@ -147,10 +170,12 @@ final class FragmentedWriter: MovieWriter {
     }
 
     /// The muxer's first bytes (ftyp, moov, then the start of the first
-    /// fragment) with the moov rewritten as planned; nil while the moov is
-    /// not all there yet; and the first track whose codec configuration the
-    /// muxer left empty, if any.
-    static func rewritingMovieHeader(in bytes: [UInt8], as rewrite: MovieRewrite) throws -> (bytes: [UInt8], emptyConfiguration: Int?)? {
+    /// fragment) with the moov rewritten as planned, cut after the moov;
+    /// nil while the moov is not all there yet; and the first track whose
+    /// codec configuration the muxer left empty, if any.
+    static func rewritingMovieHeader(
+        in bytes: [UInt8], as rewrite: MovieRewrite
+    ) throws -> (header: [UInt8], rest: [UInt8], emptyConfiguration: Int?)? {
         var offset = 0
         while offset + 8 <= bytes.count {
             var size = Int(BoxBuffer.be32(bytes, offset))
@@ -167,7 +192,7 @@ final class FragmentedWriter: MovieWriter {
             var tree = try MovieTree(moovBytes: Array(bytes[offset..<offset + size]))
             try MovieRewriter.apply(rewrite, to: &tree)
             try MovieRewriter.declareFragmentedDuration(rewrite.movieEnd, in: &tree.root)
-            return (Array(bytes[..<offset]) + tree.bytes + bytes[(offset + size)...], MovieRewriter.trackWithEmptyConfiguration(in: tree))
+            return (Array(bytes[..<offset]) + tree.bytes, Array(bytes[(offset + size)...]), MovieRewriter.trackWithEmptyConfiguration(in: tree))
         }
         return nil
     }

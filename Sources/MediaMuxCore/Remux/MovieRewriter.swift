@@ -42,15 +42,22 @@ struct MovieRewriter {
     /// was at the front.
     @discardableResult
     func apply(_ rewrite: MovieRewrite, moveToFront: Bool = false) throws -> Bool {
+        try replaceMovieHeader(moveToFront: moveToFront) { tree, _ in try Self.apply(rewrite, to: &tree) }
+    }
+
+    /// Replaces the moov with what `change` makes of it (given the file,
+    /// open for reading and writing), where it is or at the end, as `apply` does.
+    @discardableResult
+    func replaceMovieHeader(moveToFront: Bool = false, _ change: (inout MovieTree, Int32) throws -> Void) throws -> Bool {
         try withFileForUpdating(path) { descriptor in
             let moov = try readMovieBox(descriptor: descriptor)
             var tree = try MovieTree(moovBytes: moov.bytes)
-            try Self.apply(rewrite, to: &tree)
+            try change(&tree, descriptor)
             if moveToFront, moov.roomAfter == .endOfFile {
                 try Self.moveToFront(tree, from: moov, descriptor: descriptor)
                 return false
             }
-            return try write(tree.bytes, replacing: moov, descriptor: descriptor)
+            return try write(tree, replacing: moov, descriptor: descriptor)
         }
     }
 
@@ -283,34 +290,46 @@ struct MovieRewriter {
 
     // MARK: Writing
 
-    private func write(_ bytes: [UInt8], replacing moov: MovieBox, descriptor: Int32) throws -> Bool {
+    private func write(_ tree: MovieTree, replacing moov: MovieBox, descriptor: Int32) throws -> Bool {
         let old = moov.bytes.count
+        let count = tree.root.byteCount
         func put(_ data: [UInt8], at offset: Int) throws {
             guard writeFully(descriptor, data, at: Int64(offset)) else {
                 throw BoxFailure.io("short write of moov: \(systemErrorText())")
             }
         }
+        // A piece at a time: the moov is never copied whole.
+        func put(_ tree: MovieTree, at offset: Int) throws {
+            var at = offset
+            try tree.root.forEachPiece { piece in
+                try put(piece, at: at)
+                at += piece.count
+            }
+        }
         switch moov.roomAfter {
-        case _ where bytes.count == old:
-            try put(bytes, at: moov.offset)
+        case _ where count == old:
+            try put(tree, at: moov.offset)
             return false
         case .endOfFile:
-            try put(bytes, at: moov.offset)
-            if bytes.count < old, !truncateFile(descriptor, to: Int64(moov.offset + bytes.count)) {
+            try put(tree, at: moov.offset)
+            if count < old, !truncateFile(descriptor, to: Int64(moov.offset + count)) {
                 throw BoxFailure.io("cannot shorten the file: \(systemErrorText())")
             }
             return false
-        case .freeBox(let free) where bytes.count == old + free || bytes.count + 8 <= old + free:
-            let room = old + free - bytes.count
-            var padding: [UInt8] = []
-            if room > 0 { padding = [0, 0, 0, 0] + Array("free".utf8); BoxBuffer.put32(UInt32(room), into: &padding, at: 0) }
-            try put(bytes + padding, at: moov.offset)
+        case .freeBox(let free) where count == old + free || count + 8 <= old + free:
+            let room = old + free - count
+            try put(tree, at: moov.offset)
+            if room > 0 {
+                var padding = [0, 0, 0, 0] + Array("free".utf8)
+                BoxBuffer.put32(UInt32(room), into: &padding, at: 0)
+                try put(padding, at: moov.offset + count)
+            }
             return false
         default:
             // No room: the old moov becomes free space and the new one goes last.
             let size = fileLength(descriptor)
             guard size > 0 else { throw BoxFailure.io("cannot read the file size: \(systemErrorText())") }
-            try put(bytes, at: Int(size))
+            try put(tree, at: Int(size))
             try put(Array("free".utf8), at: moov.offset + 4)
             return true
         }

@@ -48,6 +48,7 @@ extension MergePlan {
             let sink = try DescriptorSink(creating: temporary.path, name: outputPath)
             return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: temporary)
         case (_, .file):
+            if case .fromFragments(let longest) = sampleTables { return try FragmentsToMovieWriter(plan: self, longest: longest) }
             return try MovieFileWriter(plan: self)
         case (_, .stream):
             // The planner gives a stream the fragmented layout: a movie's header needs a file to seek in.
@@ -100,7 +101,7 @@ final class MovieFileWriter: MovieWriter {
         do {
             if try MovieRewriter(path: temporary.path).apply(rewrite, moveToFront: plan.movieHeader == .movedToFront),
                plan.movieHeader != .atEnd {
-                warnings.append("the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there")
+                warnings.append(movieHeaderOutgrewItsRoom)
             }
         } catch BoxFailure.io(let reason) {
             throw MediaMuxError.outputNotWritable(path: plan.outputPath, reason: "its movie header could not be rewritten (\(reason))")
@@ -110,6 +111,9 @@ final class MovieFileWriter: MovieWriter {
         return try temporary.commit(overwrite: plan.overwrite)
     }
 }
+
+/// The report's warning when a moov planned for the front ends up last.
+let movieHeaderOutgrewItsRoom = "the movie header outgrew its room at the front and was moved to the end: playback starts only once the whole file is there"
 
 /// FFmpeg's muxer wrote the header just before, as the plan said: one that
 /// does not parse, or not as planned, is MediaMux's defect, not the output's.
