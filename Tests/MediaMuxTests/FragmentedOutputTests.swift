@@ -76,14 +76,7 @@ struct FragmentedOutputTests {
         try #require(fragments.tracks.count == movie.tracks.count)
         for (copy, original) in zip(fragments.tracks, movie.tracks) {
             let what = "\(name) track \(original.trackID)"
-            #expect(copy.issues.isEmpty, "\(what): \(copy.issues)")
-            // btrt is the muxer's own tally of the bit rate, which fragments written as they go cannot know.
-            let entry = { (track: MP4File.Track) in track.sampleEntryBoxes.filter { $0.type != "btrt" }.map(\.bytes) }
-            #expect(entry(copy) == entry(original), "\(what): sample entry")
-            #expect(copy.sampleFormat == original.sampleFormat && copy.matrix == original.matrix && copy.isEnabled == original.isEnabled)
-            #expect(copy.mediaTimescale == original.mediaTimescale)
-            #expect(copy.editList?.map(\.segmentDuration) == original.editList?.map(\.segmentDuration), "\(what): edit durations")
-            #expect(copy.editList?.map(\.mediaTime) == original.editList?.map(\.mediaTime), "\(what): edit media times")
+            Self.expectSameDescription(copy, original, what)
             try #require(copy.sampleCount == original.sampleCount, "\(what): \(copy.sampleCount) samples, the movie has \(original.sampleCount)")
             let start = original.decodeTimes.first ?? 0
             for index in 0..<original.sampleCount {
@@ -99,6 +92,20 @@ struct FragmentedOutputTests {
         let ends = fragments.tracks.map { $0.presentedDuration(movieTimescale: fragments.movieTimescale) }
         #expect(abs((ends.max() ?? 0) - end) < 0.001, "\(name): tracks end at \(ends), the merge at \(end) s")
         #expect(abs(Double(fragments.movieDuration) / Double(fragments.movieTimescale) - end) < 0.001)
+    }
+
+    /// What two outputs of one merge share whatever their layout: a track
+    /// read without issues, its sample entry (but btrt, the muxer's own tally
+    /// of the bit rate, which fragments written as they go cannot know),
+    /// format, matrix, enabled flag, timescale and edit list.
+    static func expectSameDescription(_ copy: MP4File.Track, _ original: MP4File.Track, _ what: String) {
+        #expect(copy.issues.isEmpty, "\(what): \(copy.issues)")
+        let entry = { (track: MP4File.Track) in track.sampleEntryBoxes.filter { $0.type != "btrt" }.map(\.bytes) }
+        #expect(entry(copy) == entry(original), "\(what): sample entry")
+        #expect(copy.sampleFormat == original.sampleFormat && copy.matrix == original.matrix && copy.isEnabled == original.isEnabled)
+        #expect(copy.mediaTimescale == original.mediaTimescale)
+        #expect(copy.editList?.map(\.segmentDuration) == original.editList?.map(\.segmentDuration), "\(what): edit durations")
+        #expect(copy.editList?.map(\.mediaTime) == original.editList?.map(\.mediaTime), "\(what): edit media times")
     }
 
     /// GStreamer (qtdemux, which honours the edit lists and mehd) gives the
