@@ -95,17 +95,50 @@ struct FragmentedOutputTests {
     }
 
     /// What two outputs of one merge share whatever their layout: a track
-    /// read without issues, its sample entry (but btrt, the muxer's own tally
-    /// of the bit rate, which fragments written as they go cannot know),
-    /// format, matrix, enabled flag, timescale and edit list.
+    /// read without issues, its sample entry (but the muxer's own tallies of
+    /// the bit rate, which fragments written as they go cannot know: btrt,
+    /// and an encoded track's esds bit rates), format, matrix, enabled flag,
+    /// timescale and edit list.
     static func expectSameDescription(_ copy: MP4File.Track, _ original: MP4File.Track, _ what: String) {
         #expect(copy.issues.isEmpty, "\(what): \(copy.issues)")
-        let entry = { (track: MP4File.Track) in track.sampleEntryBoxes.filter { $0.type != "btrt" }.map(\.bytes) }
+        let entry = { (track: MP4File.Track) in
+            track.sampleEntryBoxes.filter { $0.type != "btrt" }.map { $0.type == "esds" ? withoutBitRates($0.bytes) : $0.bytes }
+        }
         #expect(entry(copy) == entry(original), "\(what): sample entry")
         #expect(copy.sampleFormat == original.sampleFormat && copy.matrix == original.matrix && copy.isEnabled == original.isEnabled)
         #expect(copy.mediaTimescale == original.mediaTimescale)
         #expect(copy.editList?.map(\.segmentDuration) == original.editList?.map(\.segmentDuration), "\(what): edit durations")
         #expect(copy.editList?.map(\.mediaTime) == original.editList?.map(\.mediaTime), "\(what): edit media times")
+    }
+
+    /// An esds box with the DecoderConfigDescriptor's maxBitrate and
+    /// avgBitrate (ISO/IEC 14496-1, 7.2.6.5-6) zeroed. After the box header
+    /// and version: the ES_Descriptor (tag 3, a size of 1 to 4 bytes, ES_ID,
+    /// flags and the fields they announce), then the DecoderConfigDescriptor
+    /// (tag 4, its size, objectTypeIndication, streamType, bufferSizeDB).
+    static func withoutBitRates(_ esds: [UInt8]) -> [UInt8] {
+        var bytes = esds
+        func skipSize(_ at: inout Int) {
+            while at < bytes.count, bytes[at] & 0x80 != 0 { at += 1 }
+            at += 1
+        }
+        var at = 12
+        guard at < bytes.count, bytes[at] == 0x03 else { return bytes }
+        at += 1
+        skipSize(&at)
+        guard at + 3 <= bytes.count else { return bytes }
+        let flags = bytes[at + 2]
+        at += 3
+        if flags & 0x80 != 0 { at += 2 }
+        if flags & 0x40 != 0, at < bytes.count { at += 1 + Int(bytes[at]) }
+        if flags & 0x20 != 0 { at += 2 }
+        guard at < bytes.count, bytes[at] == 0x04 else { return bytes }
+        at += 1
+        skipSize(&at)
+        at += 5
+        guard at + 8 <= bytes.count else { return bytes }
+        bytes.replaceSubrange(at..<at + 8, with: [UInt8](repeating: 0, count: 8))
+        return bytes
     }
 
     /// GStreamer (qtdemux, which honours the edit lists and mehd) gives the

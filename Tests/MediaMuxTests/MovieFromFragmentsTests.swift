@@ -26,6 +26,9 @@ struct MovieFromFragmentsTests {
         Job(video: "dash_video_sidx.mp4", audio: "aac_7s.m4a", options: MergeOptions(end: .audio, audio: AudioOptions(offset: 0.5))),
         // The movie header left at the end.
         Job(video: "fmp4_wrong_mehd.mp4", audio: "aac_2s.m4a", options: MergeOptions(faststart: false)),
+        // A soundtrack encoded (FLAC to AAC), and one copied from WebM.
+        Job(video: "fmp4_empty_moov.mp4", audio: "flac_3s.flac"),
+        Job(video: "fmp4_empty_moov.mp4", audio: "opus_5s.webm"),
     ]
 
     /// Both movies of one job: tables from fragments, and FFmpeg's.
