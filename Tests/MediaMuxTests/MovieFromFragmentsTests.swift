@@ -22,6 +22,7 @@ struct MovieFromFragmentsTests {
         Job(video: "fmp4_empty_moov.mp4", audio: "aac_7s.m4a"),
         Job(video: "fmp4_negative_cts.mp4", audio: "dash_audio.mp4"),
         Job(video: "fmp4_fragment_per_frame.mp4", audio: "fmp4_empty_moov.mp4"),
+        Job(video: "fmp4_moov_and_fragments.mp4", audio: "fmp4_moov_and_fragments.mp4"),
         // The last frame held to a longer soundtrack, which starts late.
         Job(video: "dash_video_sidx.mp4", audio: "aac_7s.m4a", options: MergeOptions(end: .audio, audio: AudioOptions(offset: 0.5))),
         // The movie header left at the end.

@@ -175,9 +175,9 @@ public struct StreamInfo: Sendable, Equatable {
     public var damagedFragment: String?
     /// An MP4/MOV stream with samples in movie fragments.
     public var isFragmented = false
-    /// A fragmented stream whose samples all lie in its movie fragments,
-    /// in one plain sample entry: MediaMux reads them itself when it copies
-    /// them. Nil otherwise.
+    /// A fragmented stream whose samples lie in its movie fragments (and in
+    /// the moov's sample table, if it has no edit list), in one plain sample
+    /// entry: MediaMux reads them itself when it copies them. Nil otherwise.
     public var fragmentSamples: FragmentSamples?
     /// True for a still picture attached to the file (cover art), which
     /// merges and previews do not take for the video.
@@ -348,8 +348,9 @@ package struct MediaTimeline: Sendable, Equatable {
     package var sampleCount: Int?
 }
 
-/// A track of a fragmented MP4 whose samples all lie in movie fragments
-/// (none in its sample table) and share one sample entry, unencrypted: the
+/// A track of a fragmented MP4 whose samples lie in movie fragments (and
+/// in its sample table, when it has no edit list) and share one sample
+/// entry, unencrypted: the
 /// samples a copy reads with MediaMux's own fragment reader. FFmpeg's reader
 /// keeps an index entry for every sample it has handed out (about 32 bytes
 /// each: 17 MB for an hour of 30 fps video and 48 kHz AAC), so a copy

@@ -197,7 +197,8 @@ package struct Prober {
         stream.end = start + MediaTime(value: span.end - first, timescale: track.mediaTimescale)
         stream.timing = .container
         let least = min(track.leastCompositionOffset, header.fragments?.tracks[trackID]?.leastCompositionOffset ?? 0)
-        if (track.sampleCount ?? 0) == 0, track.sampleEntryCount == 1, !track.isProtected,
+        // Samples in the moov as well: FFmpeg moves those by an edit list its own way (not followed here).
+        if (track.sampleCount ?? 0) == 0 || !track.hasEditList, track.sampleEntryCount == 1, !track.isProtected,
            stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
             stream.fragmentSamples = FragmentSamples(trackID: trackID, presentationLead: max(0, -least))
         }

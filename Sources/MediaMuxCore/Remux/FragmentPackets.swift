@@ -2,7 +2,8 @@ import MediaMuxBase
 internal import CFFmpeg
 import SystemPackage
 
-/// One track's samples, read from a fragmented MP4's movie fragments by
+/// One track's samples, read from a fragmented MP4's movie fragments (and
+/// the moov's sample table before them, where it has some) by
 /// MediaMux rather than by FFmpeg's reader, which keeps an index entry for
 /// every sample it hands out: over an hour's recording that index grows to
 /// tens of megabytes. Here a fragment's sample list is held until its
@@ -28,6 +29,8 @@ final class FragmentPackets {
     /// Media ticks decode times are lowered by, so that no sample is presented before it is decoded.
     private let presentationLead: Int64
     private let cancellation: CancellationFlag
+    /// The samples in the moov's sample table, handed out before the fragments'; nil once done (or without any).
+    private var table: SampleTableReader?
     private var walker: MovieFragments.Walker
     private var pending: [MovieFragments.Sample] = []
     private var pendingIndex = 0
@@ -54,6 +57,11 @@ final class FragmentPackets {
                 throw MediaMuxError.damaged(path: path, detail: "track \(trackID) is no longer in the file; it changed since it was probed")
             }
             timeOffset = ignoringEditList ? 0 : Self.editShift(track, movieTimescale: header.movieTimescale)
+            if (track.sampleCount ?? 0) > 0 {
+                let trak = try tree.tracks.first { try $0.first("tkhd").map(Self.trackID) == samples.trackID }
+                guard let stbl = trak?.first("mdia/minf/stbl") else { throw BoxFailure.malformed("no sample table for track \(samples.trackID)") }
+                table = try SampleTableReader(stbl: stbl, trackID: trackID, fileSize: fileLength(file.rawValue))
+            }
             walker = try MovieFragments.Walker(descriptor: file.rawValue, moov: tree, decodeStarts: [trackID: track.tableDecodeEnd])
         } catch let failure as BoxFailure {
             try? file.close()
@@ -66,6 +74,10 @@ final class FragmentPackets {
 
     deinit {
         try? file.close()
+    }
+
+    private static func trackID(_ tkhd: BoxNode) throws -> Int {
+        Int(try tkhd.uint32(at: try tkhd.uint8(at: 0) == 1 ? 20 : 12))
     }
 
     /// FFmpeg's shift of a fragmented track's times by its edit list: the
@@ -112,8 +124,19 @@ final class FragmentPackets {
         return true
     }
 
-    /// The next whole sample of the track, walking on to the next fragment that has one.
+    /// The next whole sample of the track: the moov's, then the fragments',
+    /// walking on to the next fragment that has one.
     private func nextSample() throws -> MovieFragments.Sample? {
+        if table != nil {
+            let sample: MovieFragments.Sample?
+            do {
+                sample = try table!.next()
+            } catch let failure as BoxFailure {
+                throw Self.error(failure, path: path)
+            }
+            if let sample { return sample.isWhole ? sample : nil }
+            table = nil
+        }
         while pendingIndex == pending.count {
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
             let fragment: MovieFragments.Fragment?
