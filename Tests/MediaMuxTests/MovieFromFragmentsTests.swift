@@ -96,6 +96,46 @@ struct MovieFromFragmentsTests {
         #expect(try (0..<track.sampleCount).map { try track.sampleData($0) } == (0..<source.sampleCount).map { try source.sampleData($0) })
     }
 
+    /// Chromium gives both movies the merge's length, and shows the same
+    /// pictures at the same moments in them (the sources' pictures have a
+    /// running counter): the first, one mid-way, and the last.
+    @Test(.tags(.browser), .skippedByTag) func chromiumPlaysItAsTheMuxersMovie() async throws {
+        let folder = try TemporaryFolder()
+        var expected: [String: Double] = [:]
+        var files: [(name: String, seeks: [Double])] = []
+        for (index, job) in Self.jobs.prefix(3).enumerated() {
+            let jobFolder = try TemporaryFolder()
+            let outputs = try await Self.merge(job, in: jobFolder)
+            let seconds = outputs.report.duration.seconds
+            let seeks = [0.0, (seconds / 2 * 100).rounded() / 100, ((seconds - 0.02) * 100).rounded(.down) / 100]
+            for (kind, path) in [("fragments", outputs.fromFragments), ("muxer", outputs.muxer)] {
+                let name = "\(index)-\(kind).mp4"
+                try FileManager.default.copyItem(atPath: path, toPath: folder.path(name))
+                withExtendedLifetime(jobFolder) {}
+                expected[name] = seconds
+                files.append((name, seeks))
+            }
+        }
+        let list = "[" + files.map { "[\"\($0.name)\", [\($0.seeks.map { String($0) }.joined(separator: ","))]]" }.joined(separator: ",") + "]"
+        let page = folder.path("page.html")
+        try Data(BrowserTimelineTests.page.replacingOccurrences(of: "FILES", with: list).utf8).write(to: URL(fileURLWithPath: page))
+        var durations: [String: Double] = [:]
+        var pictures: [String: [String: String]] = [:]
+        for line in try Chromium.run(page: page).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 3 else { continue }
+            if fields[1] == "duration" { durations[fields[0]] = Double(fields[2]) } else { pictures[fields[0], default: [:]][fields[1]] = fields[2] }
+        }
+        for (name, seconds) in expected {
+            let duration = try #require(durations[name], "Chromium gave no duration for \(name): \(durations)")
+            #expect(abs(duration - seconds) < 0.001, "\(name): Chromium says \(duration) s, the merge \(seconds) s")
+        }
+        for index in 0..<3 {
+            let made = pictures["\(index)-fragments.mp4"] ?? [:]
+            #expect(made.count == 3 && made == pictures["\(index)-muxer.mp4"], "job \(index): \(made) and \(pictures["\(index)-muxer.mp4"] ?? [:])")
+        }
+    }
+
     /// GStreamer's qtdemux gives the movie's length, and ffprobe reads the
     /// same packets from both movies.
     @Test(.tags(.gstreamer), .skippedByTag) func gstreamerAndFFprobeAgree() async throws {
