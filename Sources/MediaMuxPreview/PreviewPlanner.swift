@@ -23,7 +23,9 @@ struct FramePlan: Equatable, Sendable {
     /// How late FFmpeg's reader presents the frames: it raises the times of
     /// a fragmented MP4's samples by the most negative composition offset
     /// (5.1 to 7.1 alike), where a sample table lowers the decode times
-    /// instead. Zero for anything else.
+    /// instead. Zero for anything else, and where the moov holds samples
+    /// too, which FFmpeg times as a sample table says (the fragments'
+    /// then stay late).
     var readerLateness: MediaTime = .zero()
     var moments: Moments
     /// How each frame is scaled and turned.
@@ -156,7 +158,9 @@ struct PreviewPlanner {
         return FramePlan(
             path: path, streamIndex: stream.index, zero: stream.origin + (stream.start ?? .zero()),
             mediaStart: stream.mediaTimeline?.start,
-            readerLateness: stream.fragmentSamples.map { MediaTime(ticks: $0.presentationLead, of: stream.timeBase) } ?? .zero(),
+            readerLateness: stream.fragmentSamples.flatMap {
+                $0.tableSamples == 0 ? MediaTime(ticks: $0.presentationLead, of: stream.timeBase) : nil
+            } ?? .zero(),
             moments: moments, picture: size, layout: layout, paced: paced, duration: duration, mostFrames: max(most, 1))
     }
 

@@ -40,6 +40,8 @@ import TestSupport
     @Test func samplesInTheMoovWithAnEditListAreReadByFFmpeg() async throws {
         let plain = try await MuxEngine().probe(Fixtures.path("fmp4_moov_and_fragments.mp4"))
         #expect(plain.streams.allSatisfy { $0.isFragmented && $0.fragmentSamples != nil })
+        // The first 10 frames and 14 AAC packets (TestMedia/README.md).
+        #expect(plain.streams.map { $0.fragmentSamples?.tableSamples } == [10, 14])
         let folder = try TemporaryFolder()
         let edited = folder.path("edited.mp4")
         // The source's edit lists (the video's B-frame delay, the AAC priming) kept, in this layout.

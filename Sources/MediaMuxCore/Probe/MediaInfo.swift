@@ -361,9 +361,12 @@ public struct FragmentSamples: Sendable, Equatable {
     /// How far before its decode time a sample is presented at most: minus
     /// the most negative composition offset, in media ticks (0 when none is negative).
     public var presentationLead: Int64
+    /// Samples in the moov's sample table, before the fragments' (0 for an empty moov).
+    public var tableSamples: Int
 
-    public init(trackID: Int, presentationLead: Int64) {
+    public init(trackID: Int, presentationLead: Int64, tableSamples: Int = 0) {
         self.trackID = trackID
         self.presentationLead = presentationLead
+        self.tableSamples = tableSamples
     }
 }

@@ -200,7 +200,7 @@ package struct Prober {
         // Samples in the moov as well: FFmpeg moves those by an edit list its own way (not followed here).
         if (track.sampleCount ?? 0) == 0 || !track.hasEditList, track.sampleEntryCount == 1, !track.isProtected,
            stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
-            stream.fragmentSamples = FragmentSamples(trackID: trackID, presentationLead: max(0, -least))
+            stream.fragmentSamples = FragmentSamples(trackID: trackID, presentationLead: max(0, -least), tableSamples: track.sampleCount ?? 0)
         }
         if stream.kind == .video, track.isSingleSegment, stream.timeBase == MediaTime(value: 1, timescale: track.mediaTimescale) {
             stream.mediaTimeline = MediaTimeline(
