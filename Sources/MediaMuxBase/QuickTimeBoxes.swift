@@ -155,7 +155,7 @@ package struct MovieHeaderFacts {
         for trak in tree.tracks {
             guard let tkhd = trak.first("tkhd") else { continue }
             let wide = try tkhd.uint8(at: 0) == 1
-            let id = Int(try tkhd.uint32(at: wide ? 20 : 12))
+            let id = try tkhd.trackID()
             var track = Track(duration: wide ? try tkhd.int64(at: 28) : Int64(try tkhd.uint32(at: 20)), delay: 0, hasEditList: false)
             if let elst = trak.first("edts/elst") { try Self.read(edits: EditList(elst).entries, into: &track) }
             if let mdhd = trak.first("mdia/mdhd") { track.mediaTimescale = Int64(try mdhd.uint32(at: try mdhd.uint8(at: 0) == 1 ? 20 : 12)) }
@@ -300,5 +300,12 @@ package enum BoxBuffer {
     package static func put64(_ value: UInt64, into bytes: inout [UInt8], at i: Int) {
         put32(UInt32(truncatingIfNeeded: value >> 32), into: &bytes, at: i)
         put32(UInt32(truncatingIfNeeded: value), into: &bytes, at: i + 4)
+    }
+}
+
+extension BoxNode {
+    /// A `tkhd`'s track_ID (after version 1's 64-bit times, or version 0's 32-bit ones).
+    package func trackID() throws -> Int {
+        Int(try uint32(at: try uint8(at: 0) == 1 ? 20 : 12))
     }
 }

@@ -58,7 +58,7 @@ final class FragmentPackets {
             }
             timeOffset = ignoringEditList ? 0 : Self.editShift(track, movieTimescale: header.movieTimescale)
             if (track.sampleCount ?? 0) > 0 {
-                let trak = try tree.tracks.first { try $0.first("tkhd").map(Self.trackID) == samples.trackID }
+                let trak = try tree.tracks.first { try $0.first("tkhd")?.trackID() == samples.trackID }
                 guard let stbl = trak?.first("mdia/minf/stbl") else { throw BoxFailure.malformed("no sample table for track \(samples.trackID)") }
                 table = try SampleTableReader(stbl: stbl, trackID: trackID, fileSize: fileLength(file.rawValue))
             }
@@ -74,10 +74,6 @@ final class FragmentPackets {
 
     deinit {
         try? file.close()
-    }
-
-    private static func trackID(_ tkhd: BoxNode) throws -> Int {
-        Int(try tkhd.uint32(at: try tkhd.uint8(at: 0) == 1 ? 20 : 12))
     }
 
     /// FFmpeg's shift of a fragmented track's times by its edit list: the

@@ -100,7 +100,7 @@ enum MovieTablesFromFragments {
         children.removeAll { $0.type == "mvex" }
         for index in children.indices where children[index].type == "trak" {
             guard let tkhd = children[index].first("tkhd") else { throw BoxFailure.malformed("a trak without tkhd") }
-            let trackID = Int(try tkhd.uint32(at: try tkhd.uint8(at: 0) == 1 ? 20 : 12))
+            let trackID = try tkhd.trackID()
             guard var track = tables.removeValue(forKey: trackID), track.sampleCount > 0 else {
                 throw BoxFailure.layoutMismatch("track \(trackID) has no samples in the fragments written")
             }
