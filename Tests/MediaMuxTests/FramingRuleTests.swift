@@ -233,10 +233,17 @@ struct FramingRuleTests {
             video: phone, audio: PlannerTests.song, output: "o.mp4", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
         #expect(copied.warnings.isEmpty)
         #expect(try warnings(.keep, VideoOptions(quality: 18)) == [
-            "the video quality (CRF 18) asked for is not used: the video is copied, not encoded (\(copied.rotation.reason))"
+            "the video quality (CRF 18) asked for is not used, as the video is copied, not encoded: \(copied.rotation.reason)"
         ])
         #expect(try warnings(.keep, VideoOptions(frameSize: VideoSize(width: 1280, height: 720), quality: 18, preset: "slow")) == [
-            "the video quality (CRF 18), preset \"slow\" and frame size 1280x720 asked for are not used: the video is copied, not encoded (\(copied.rotation.reason))"
+            "the video quality (CRF 18), preset \"slow\" and frame size 1280x720 asked for are not used, as the video is copied, not encoded: \(copied.rotation.reason)"
+        ])
+        // A rotation the caller gives is written by copy as well.
+        let rotated = try Self.encoders.plan(
+            video: phone, audio: PlannerTests.song, output: "o.mp4", outputFacts: PlannerTests.freshOutput,
+            options: MergeOptions(rotation: 90, video: VideoOptions(preset: "slow")))
+        #expect(rotated.warnings == [
+            "the video preset \"slow\" asked for is not used, as the video is copied, not encoded: its rotation is written as asked"
         ])
         // Re-framed, the same options are used: nothing to say.
         #expect(try warnings(.landscape, VideoOptions(quality: 18, preset: "slow")).isEmpty)

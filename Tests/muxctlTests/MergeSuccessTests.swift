@@ -319,7 +319,7 @@ struct MergeReframeTests {
         ])
         #expect(result.exited && result.status == 0, "\(result)")
         #expect(result.stderr.contains(
-            "warning: the video quality (CRF 18) asked for is not used: the video is copied, not encoded (portrait video kept upright"), "\(result)")
+            "warning: the video quality (CRF 18) asked for is not used, as the video is copied, not encoded: portrait video kept upright (copied"), "\(result)")
         #expect(result.stdout.contains("copied from \(Self.phone)"), "\(result)")
     }
 

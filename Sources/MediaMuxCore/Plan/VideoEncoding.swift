@@ -96,8 +96,8 @@ extension MergePlanner {
             options.frameSize.map { "frame size \($0)" },
         ].compactMap { $0 }
         guard !asked.isEmpty else { return nil }
-        return "the video \(spokenList(asked)) asked for \(asked.count == 1 ? "is" : "are") not used: the video is copied, not encoded ("
-            + (rotation.reason.isEmpty ? "its rotation kept" : rotation.reason) + ")"
+        let why = rotation.chosenByCaller || rotation.reason.isEmpty ? "its rotation is written as asked" : rotation.reason
+        return "the video \(spokenList(asked)) asked for \(asked.count == 1 ? "is" : "are") not used, as the video is copied, not encoded: \(why)"
     }
 
     /// The smallest side of a frame: x265 3.5 (Debian 12's and 13's) corrupts
