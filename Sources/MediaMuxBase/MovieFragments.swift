@@ -17,6 +17,18 @@ package struct MovieFragments: Equatable {
         package var decodeEnd: Int64?
         /// The smallest composition offset of a whole sample (0 when none is negative).
         package var leastCompositionOffset: Int64 = 0
+
+        mutating func count(_ sample: Sample) {
+            guard sample.isWhole else {
+                missingSamples += 1
+                return
+            }
+            let shown = sample.decodeTime + sample.compositionOffset
+            sampleCount += 1
+            presentation = SampleSpan(start: shown, end: shown + sample.duration).union(presentation)
+            leastCompositionOffset = min(leastCompositionOffset, sample.compositionOffset)
+            decodeEnd = sample.decodeTime + sample.duration
+        }
     }
 
     /// One sample a movie fragment declares: where its data lies and when
@@ -67,24 +79,23 @@ package struct MovieFragments: Equatable {
         while let fragment = try walker.next() {
             fragmentCount += 1
             for trackID in fragment.trackIDs where tracks[trackID] == nil { tracks[trackID] = Track() }
-            for sample in fragment.samples { count(sample) }
+            // A traf's samples come together: each run is summed into the track at once.
+            let samples = fragment.samples
+            var start = samples.startIndex
+            while start < samples.endIndex {
+                let trackID = samples[start].trackID
+                var track = tracks[trackID] ?? Track()
+                var end = start
+                while end < samples.endIndex, samples[end].trackID == trackID {
+                    track.count(samples[end])
+                    end += 1
+                }
+                tracks[trackID] = track
+                start = end
+            }
         }
         isCut = walker.isCut
         damage = walker.damage
-    }
-
-    private mutating func count(_ sample: Sample) {
-        var track = tracks[sample.trackID] ?? Track()
-        defer { tracks[sample.trackID] = track }
-        guard sample.isWhole else {
-            track.missingSamples += 1
-            return
-        }
-        let shown = sample.decodeTime + sample.compositionOffset
-        track.sampleCount += 1
-        track.presentation = SampleSpan(start: shown, end: shown + sample.duration).union(track.presentation)
-        track.leastCompositionOffset = min(track.leastCompositionOffset, sample.compositionOffset)
-        track.decodeEnd = sample.decodeTime + sample.duration
     }
 
     /// Walks a fragmented MP4's top-level boxes a movie fragment at a time:
@@ -102,6 +113,11 @@ package struct MovieFragments: Equatable {
             var size: UInt32 = 0
             var flags: UInt32 = 0
         }
+
+        /// The most samples a fragment may declare: over 20 s of 48 kHz PCM
+        /// stored a sample per frame, far more than writers put in one (a
+        /// couple of seconds), and 56 MiB held for its sample list.
+        static let mostSamples = 1 << 20
 
         /// A `moof` larger than this is not a header a writer makes (a million samples take 16 MB).
         private static let largestFragmentHeader = 64 << 20
@@ -228,9 +244,13 @@ package struct MovieFragments: Equatable {
                     if runFlags & 0x1 != 0 { data = base + Int64(Int32(bitPattern: try run.u32())) }
                     let firstFlags = runFlags & 0x4 != 0 ? try run.u32() : nil
                     let perSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & UInt32($0) != 0 }.count * 4
-                    // A run of defaults takes no bytes per sample; no writer makes one of more than 16 million.
-                    guard perSample > 0 ? count <= run.remaining / perSample : count <= 1 << 24 else {
+                    guard perSample == 0 || count <= run.remaining / perSample else {
                         throw BoxFailure.malformed("a trun declares \(count) samples in \(run.remaining) bytes")
+                    }
+                    // A run of defaults takes no bytes per sample: a few bytes could
+                    // declare millions, each held here until the fragment is handed over.
+                    guard count <= Self.mostSamples - fragment.samples.count else {
+                        throw BoxFailure.malformed("a fragment declares more than \(Self.mostSamples) samples")
                     }
                     for index in 0..<count {
                         let duration = Int64(runFlags & 0x100 != 0 ? try run.u32() : fallback.duration)

@@ -203,6 +203,33 @@ import TestSupport
         #expect(try Self.packets(audioCopy) == Array(Self.packets(audio).prefix(keptAudio)))
     }
 
+    /// A fragment that declares two million samples of defaults in a few
+    /// bytes (a fuzzing regression) is damage, not a list of samples held
+    /// in memory (a 1.4 KB file declaring 16 million took 1.4 GB): the
+    /// fragment before it is kept, and the probe says where the file is left.
+    @Test func aFragmentDeclaringMillionsOfSamplesIsDamage() async throws {
+        let path = Fixtures.path("fuzz/regressions/fmp4_two_million_samples_in_a_few_bytes.mp4")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var moofs: [Int] = []
+        var at = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == "moof" { moofs.append(at) }
+            guard size >= 8 else { break }
+            at += size
+        }
+        try #require(moofs.count == 2)
+        // The first fragment is fmp4_empty_moov.mp4's, byte for byte.
+        let source = try #require(try MP4File(path: Fixtures.path("fmp4_empty_moov.mp4")).videoTracks.first)
+        let kept = source.sampleOffsets.filter { $0 < Int64(moofs[1]) }.count
+        let info = try await MuxEngine().probe(path)
+        #expect(info.video?.packetCount == kept && kept > 0)
+        #expect(info.video?.damagedFragment == "the fragment header at byte \(moofs[1]) is damaged (a fragment declares more than 1048576 samples)")
+        let folder = try TemporaryFolder()
+        let report = try await MuxEngine().merge(video: path, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"))
+        #expect(report.video.packets == kept)
+    }
+
     /// DASH representations: a video-only and an audio-only fMP4, with and
     /// without sidx. The pair ends where the video (the shorter) ends; the
     /// audio's edit list drops its 1024 priming samples.
