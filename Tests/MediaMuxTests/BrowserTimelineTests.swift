@@ -32,6 +32,24 @@ struct BrowserTimelineTests {
         </script></body></html>
         """
 
+    /// Plays files of `folder` in Chromium, each once for its duration and
+    /// once per seek: the durations, and the picture hash at each seek, by file name.
+    static func play(
+        _ files: [(name: String, seeks: [Double])], in folder: TemporaryFolder
+    ) throws -> (durations: [String: Double], pictures: [String: [String: String]]) {
+        let list = "[" + files.map { "[\"\($0.name)\", [\($0.seeks.map { String($0) }.joined(separator: ","))]]" }.joined(separator: ",") + "]"
+        let page = folder.path("page.html")
+        try Data(Self.page.replacingOccurrences(of: "FILES", with: list).utf8).write(to: URL(fileURLWithPath: page))
+        var durations: [String: Double] = [:]
+        var pictures: [String: [String: String]] = [:]
+        for line in try Chromium.run(page: page).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 3 else { continue }
+            if fields[1] == "duration" { durations[fields[0]] = Double(fields[2]) } else { pictures[fields[0], default: [:]][fields[1]] = fields[2] }
+        }
+        return (durations, pictures)
+    }
+
     @Test func durationsAndTheHeldFrame() async throws {
         let folder = try TemporaryFolder()
         let video = Fixtures.path("h264_bframes_aac.mp4")
@@ -50,17 +68,7 @@ struct BrowserTimelineTests {
         // The held output: the video's last frame (shown from 3.967 s), before and long after the
         // video's end, and for contrast an earlier one (the picture has a running counter).
         let seeks: [String: [Double]] = ["held.mp4": [2.0, 3.98, 5.5, 7.25]]
-        let list = "[" + jobs.map { "[\"\($0.output)\", [\((seeks[$0.output] ?? []).map { String($0) }.joined(separator: ","))]]" }.joined(separator: ",") + "]"
-        let page = folder.path("page.html")
-        try Data(Self.page.replacingOccurrences(of: "FILES", with: list).utf8).write(to: URL(fileURLWithPath: page))
-
-        var durations: [String: Double] = [:]
-        var pictures: [String: [String: String]] = [:]
-        for line in try Chromium.run(page: page).split(separator: "\n") {
-            let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 3 else { continue }
-            if fields[1] == "duration" { durations[fields[0]] = Double(fields[2]) } else { pictures[fields[0], default: [:]][fields[1]] = fields[2] }
-        }
+        let (durations, pictures) = try Self.play(jobs.map { ($0.output, seeks[$0.output] ?? []) }, in: folder)
         for job in jobs {
             let duration = try #require(durations[job.output], "Chromium gave no duration for \(job.output): \(durations)")
             #expect(abs(duration - job.seconds) < 0.001, "\(job.output): Chromium says \(duration) s, expected \(job.seconds)")

@@ -20,6 +20,19 @@ import TestSupport
     static let sourceVideoFrames = 60
     static let sourceAudioPackets = 119
 
+    /// Where the top-level boxes of `type` start in a file's bytes.
+    static func offsets(of type: String, in bytes: [UInt8]) -> [Int] {
+        var found: [Int] = []
+        var at = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == type { found.append(at) }
+            guard size >= 8 else { break }
+            at += size
+        }
+        return found
+    }
+
     /// The source's packets of one kind, as the tests' reader reads them.
     static func packets(_ track: MP4File.Track) throws -> [Data] {
         try (0..<track.sampleCount).map { try track.sampleData($0) }
@@ -163,14 +176,7 @@ import TestSupport
     @Test func aDamagedFragmentHeaderKeepsTheFragmentsBeforeIt() async throws {
         let sourcePath = Fixtures.path("fmp4_empty_moov.mp4")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sourcePath)))
-        var moofs: [Int] = []
-        var at = 0
-        while at + 8 <= bytes.count {
-            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
-            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == "moof" { moofs.append(at) }
-            guard size >= 8 else { break }
-            at += size
-        }
+        let moofs = Self.offsets(of: "moof", in: bytes)
         try #require(moofs.count > 3)
         let damagedAt = moofs[2]
         let trun = try #require((damagedAt..<moofs[3]).first { String(decoding: bytes[$0..<$0 + 4], as: UTF8.self) == "trun" })
@@ -209,15 +215,7 @@ import TestSupport
     /// fragment before it is kept, and the probe says where the file is left.
     @Test func aFragmentDeclaringMillionsOfSamplesIsDamage() async throws {
         let path = Fixtures.path("fuzz/regressions/fmp4_two_million_samples_in_a_few_bytes.mp4")
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        var moofs: [Int] = []
-        var at = 0
-        while at + 8 <= bytes.count {
-            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
-            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == "moof" { moofs.append(at) }
-            guard size >= 8 else { break }
-            at += size
-        }
+        let moofs = Self.offsets(of: "moof", in: try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         try #require(moofs.count == 2)
         // The first fragment is fmp4_empty_moov.mp4's, byte for byte.
         let source = try #require(try MP4File(path: Fixtures.path("fmp4_empty_moov.mp4")).videoTracks.first)

@@ -116,16 +116,7 @@ struct MovieFromFragmentsTests {
                 files.append((name, seeks))
             }
         }
-        let list = "[" + files.map { "[\"\($0.name)\", [\($0.seeks.map { String($0) }.joined(separator: ","))]]" }.joined(separator: ",") + "]"
-        let page = folder.path("page.html")
-        try Data(BrowserTimelineTests.page.replacingOccurrences(of: "FILES", with: list).utf8).write(to: URL(fileURLWithPath: page))
-        var durations: [String: Double] = [:]
-        var pictures: [String: [String: String]] = [:]
-        for line in try Chromium.run(page: page).split(separator: "\n") {
-            let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 3 else { continue }
-            if fields[1] == "duration" { durations[fields[0]] = Double(fields[2]) } else { pictures[fields[0], default: [:]][fields[1]] = fields[2] }
-        }
+        let (durations, pictures) = try BrowserTimelineTests.play(files, in: folder)
         for (name, seconds) in expected {
             let duration = try #require(durations[name], "Chromium gave no duration for \(name): \(durations)")
             #expect(abs(duration - seconds) < 0.001, "\(name): Chromium says \(duration) s, the merge \(seconds) s")
