@@ -127,13 +127,37 @@ struct FramingRuleTests {
 
     /// The graphs, with the sizes worked out by hand: the picture 1080x1920
     /// scaled into 1920x1080 is 607.5 wide (608, even), covering it 3413.3
-    /// high (3414); centred at even positions.
+    /// high (3414); centred at even positions. `pad` and `blur` scale the
+    /// coded picture (1920x1080, turned a quarter) before turning it; `crop`
+    /// turns first. The blurred sides come from the scaled picture.
     @Test func eachFitHasItsGraph() {
-        #expect(Self.encoding(fit: .pad).filterGraph == "[in0]transpose=clock,scale=608:1080,pad=1920:1080:656:0:black,setsar=1")
+        #expect(Self.encoding(fit: .pad).filterGraph == "[in0]scale=1080:608,transpose=clock,pad=1920:1080:656:0:black,setsar=1")
         #expect(Self.encoding(fit: .crop).filterGraph == "[in0]transpose=clock,scale=1920:3414,crop=1920:1080:0:1166,setsar=1")
-        let blur = Self.encoding(fit: .blur, turn: .none).filterGraph
-        #expect(blur.hasPrefix("[in0]split=2[back][front];[back]scale=480:852,crop=480:270,boxblur=luma_radius=22:luma_power=2:chroma_radius=11:chroma_power=2,scale=1920:1080,lutyuv=y=minval+(val-minval)*0.6[blurred];"))
-        #expect(blur.hasSuffix("[front]scale=608:1080[picture];[blurred][picture]overlay=656:0,setsar=1"))
+        let background = "[back]scale=480:852,crop=480:270,boxblur=luma_radius=22:luma_power=2:chroma_radius=11:chroma_power=2,"
+            + "lutyuv=y=minval+(val-minval)*0.6,scale=1920:1080,split=2[b0][b1];[b0]crop=656:1080:0:0[before];"
+            + "[b1]crop=656:1080:1264:0[after];[before][picture][after]hstack=inputs=3,setsar=1"
+        #expect(Self.encoding(fit: .blur, turn: .none).filterGraph == "[in0]scale=608:1080,split=2[back][picture];" + background)
+        #expect(Self.encoding(fit: .blur).filterGraph == "[in0]scale=1080:608,transpose=clock,split=2[back][picture];" + background)
+        // A half turn and a mirror keep the sides where they are.
+        #expect(Self.encoding(fit: .blur, turn: .half).filterGraph == "[in0]scale=608:1080,hflip,vflip,split=2[back][picture];" + background)
+        #expect(Self.encoding(fit: .pad, turn: .antitransposed).filterGraph == "[in0]scale=1080:608,transpose=clock_flip,pad=1920:1080:656:0:black,setsar=1")
+    }
+
+    /// `blur` stacks the sides above and below in a portrait frame, stacks
+    /// one side when the gap is too small to split evenly, and none when the
+    /// picture fills the frame.
+    @Test func blurSidesFollowTheGap() {
+        var portrait = Self.encoding(fit: .blur, turn: .none)
+        (portrait.picture, portrait.frame) = (VideoSize(width: 1920, height: 1080), VideoSize(width: 1080, height: 1920))
+        #expect(portrait.filterGraph == "[in0]scale=1080:608,split=2[back][picture];[back]scale=852:480,crop=270:480,"
+            + "boxblur=luma_radius=22:luma_power=2:chroma_radius=11:chroma_power=2,lutyuv=y=minval+(val-minval)*0.6,scale=1080:1920,"
+            + "split=2[b0][b1];[b0]crop=1080:656:0:0[before];[b1]crop=1080:656:0:1264[after];[before][picture][after]vstack=inputs=3,setsar=1")
+        var narrow = Self.encoding(fit: .blur, turn: .none)
+        (narrow.picture, narrow.frame) = (VideoSize(width: 1078, height: 1080), VideoSize(width: 1080, height: 1080))
+        #expect(narrow.filterGraph.hasSuffix(",crop=2:1080:1078:0[after];[picture][after]hstack=inputs=2,setsar=1"), "\(narrow.filterGraph)")
+        var same = Self.encoding(fit: .blur, turn: .clockwise90)
+        same.frame = VideoSize(width: 1080, height: 1920)
+        #expect(same.filterGraph == "[in0]scale=1920:1080,transpose=clock,setsar=1")
     }
 
     static func video(codec: String, bitDepth: Int? = 8, transfer: String? = nil, dolbyVision: [UInt8]? = nil) -> StreamInfo {

@@ -336,7 +336,7 @@ struct MergeReframeTests {
         let reframed = try #require(video["reframed"] as? [String: Any], "\(video)")
         #expect(reframed["frame"] as? String == "854x480" && reframed["fit"] as? String == "pad")
         #expect(reframed["encoder"] as? String == "libx264" && reframed["preset"] as? String == "ultrafast" && number(reframed["quality"]) == 26)
-        #expect((reframed["filterGraph"] as? String)?.hasPrefix("[in0]transpose=clock,scale=270:480,pad=854:480:292:0:black") == true, "\(reframed)")
+        #expect((reframed["filterGraph"] as? String)?.hasPrefix("[in0]scale=480:270,transpose=clock,pad=854:480:292:0:black") == true, "\(reframed)")
         #expect(number(report["rotation"]) == 0)
         #expect(report["rotationReason"] as? String == "portrait video re-framed upright into a landscape 854x480 frame (encoded)")
         let probe = try #require(try await probeJSON(scratch.output("o.mp4")))

@@ -214,35 +214,67 @@ extension VideoEncoding {
     private static func even(_ value: Double) -> Int { max(2, Int((value / 2).rounded()) * 2) }
 
     /// libavfilter's graph from a decoded picture (input [in0]) to the frame:
-    /// turned upright, then fitted (scaled with swscale's bicubic). Blurred
-    /// sides are the picture covering the frame at a quarter of its size,
-    /// box-blurred, scaled up and darkened to 60 %, under the picture whole.
-    /// Positions are even, for 4:2:0 chroma; pixels come out square. The
-    /// ffmpeg CLI runs the same graph as `-filter_complex` with [in0] named
-    /// [0:v] (and `-noautorotate`, the turn being in it).
+    /// turned upright and fitted (scaled with swscale's bicubic). For `pad`
+    /// and `blur` the picture is scaled before it is turned, in its coded
+    /// orientation, so that the turn moves a third of the pixels; `crop`
+    /// turns first, as its picture grows. Blurred sides are the fitted
+    /// picture covering the frame at a quarter of its size, box-blurred,
+    /// darkened to 60 % and scaled up; the picture is stacked whole between
+    /// them (`hstack` or `vstack`: a copy, where `overlay` would blend through
+    /// an 8-bit alpha plane). Positions are even, for 4:2:0 chroma; pixels
+    /// come out square. The ffmpeg CLI runs the same graph as
+    /// `-filter_complex` with [in0] named [0:v] (and `-noautorotate`, the turn
+    /// being in it).
     public var filterGraph: String {
-        let upright = "[in0]" + (turn.filters.isEmpty ? "" : turn.filters + ",")
         let (width, height) = (frame.width, frame.height)
-        func centred(_ inner: VideoSize) -> String { "\((width - inner.width) / 4 * 2):\((height - inner.height) / 4 * 2)" }
+        let turned: String = turn.filters.isEmpty ? "" : "," + turn.filters
+        /// Scaled to `size` as shown, then turned.
+        func scaledUpright(_ size: VideoSize) -> String {
+            let coded = turn.swapsSides ? VideoSize(width: size.height, height: size.width) : size
+            return "[in0]scale=\(coded.width):\(coded.height)" + turned
+        }
         switch fit {
         case .pad:
             let inner = contained
-            return upright + "scale=\(inner.width):\(inner.height),pad=\(width):\(height):\(centred(inner)):black,setsar=1"
+            let place = "\((width - inner.width) / 4 * 2):\((height - inner.height) / 4 * 2)"
+            return scaledUpright(inner) + ",pad=\(width):\(height):\(place):black,setsar=1"
         case .crop:
             let outer = covering
             let x = (outer.width - width) / 4 * 2, y = (outer.height - height) / 4 * 2
+            let upright: String = turn.filters.isEmpty ? "[in0]" : "[in0]" + turn.filters + ","
             return upright + "scale=\(outer.width):\(outer.height),crop=\(width):\(height):\(x):\(y),setsar=1"
         case .blur:
-            let inner = contained
-            let outer = covering
-            let quarter = VideoSize(width: max(2, outer.width / 8 * 2), height: max(2, outer.height / 8 * 2))
-            let small = VideoSize(width: max(2, width / 8 * 2), height: max(2, height / 8 * 2))
-            let radius = max(1, min(small.width, small.height) / 12)
-            let background = "scale=\(quarter.width):\(quarter.height),crop=\(small.width):\(small.height),"
-                + "boxblur=luma_radius=\(radius):luma_power=2:chroma_radius=\(max(1, radius / 2)):chroma_power=2,"
-                + "scale=\(width):\(height),lutyuv=y=minval+(val-minval)*0.6"
-            return upright + "split=2[back][front];[back]\(background)[blurred];[front]scale=\(inner.width):\(inner.height)[picture];"
-                + "[blurred][picture]overlay=\(centred(inner)),setsar=1"
+            return blurGraph(picture: scaledUpright(contained))
         }
+    }
+
+    /// `blur`'s graph from the picture fitted and upright (`picture`, a chain from [in0]).
+    private func blurGraph(picture: String) -> String {
+        let (width, height) = (frame.width, frame.height)
+        let inner = contained
+        // The picture fills the frame one way; the sides are what is left the other way.
+        let across = inner.height == height
+        let gap = across ? width - inner.width : height - inner.height
+        guard gap > 0 else { return picture + ",setsar=1" }
+        let before = gap / 4 * 2
+        let after = gap - before
+        func side(_ offset: Int, _ size: Int) -> String {
+            across ? "crop=\(size):\(height):\(offset):0" : "crop=\(width):\(size):0:\(offset)"
+        }
+        let outer = covering
+        let quarter = VideoSize(width: max(2, outer.width / 8 * 2), height: max(2, outer.height / 8 * 2))
+        let small = VideoSize(width: max(2, width / 8 * 2), height: max(2, height / 8 * 2))
+        let radius = max(1, min(small.width, small.height) / 12)
+        let shrunk: String = "[back]scale=\(quarter.width):\(quarter.height),crop=\(small.width):\(small.height),"
+        let blurred: String = "boxblur=luma_radius=\(radius):luma_power=2:chroma_radius=\(max(1, radius / 2)):chroma_power=2,"
+        let background: String = shrunk + blurred + "lutyuv=y=minval+(val-minval)*0.6,scale=\(width):\(height)"
+        let stack: String = across ? "hstack" : "vstack"
+        let afterSide: String = side((across ? inner.width : inner.height) + before, after)
+        let head: String = picture + ",split=2[back][picture];" + background
+        if before == 0 {
+            return head + "," + afterSide + "[after];[picture][after]" + stack + "=inputs=2,setsar=1"
+        }
+        let sides: String = ",split=2[b0][b1];[b0]" + side(0, before) + "[before];[b1]" + afterSide + "[after];"
+        return head + sides + "[before][picture][after]" + stack + "=inputs=3,setsar=1"
     }
 }
