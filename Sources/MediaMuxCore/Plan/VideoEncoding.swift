@@ -214,15 +214,16 @@ extension VideoEncoding {
     private static func even(_ value: Double) -> Int { max(2, Int((value / 2).rounded()) * 2) }
 
     /// libavfilter's graph from a decoded picture (input [in0]) to the frame:
-    /// turned upright and fitted (scaled with swscale's bicubic). For `pad`
-    /// and `blur` the picture is scaled before it is turned, in its coded
-    /// orientation, so that the turn moves a third of the pixels; `crop`
-    /// turns first, as its picture grows. Blurred sides are the fitted
-    /// picture covering the frame at a quarter of its size, box-blurred,
-    /// darkened to 60 % and scaled up; the picture is stacked whole between
-    /// them (`hstack` or `vstack`: a copy, where `overlay` would blend through
-    /// an 8-bit alpha plane). Positions are even, for 4:2:0 chroma; pixels
-    /// come out square. The ffmpeg CLI runs the same graph as
+    /// turned upright and fitted (scaled with swscale's bicubic). For `pad` and
+    /// `blur` the picture is scaled before it is turned, in its coded
+    /// orientation, so that the turn moves the fitted picture's pixels rather
+    /// than the source's (a third of them for a 1080x1920 phone clip in a
+    /// 1920x1080 frame); `crop` turns first, as its picture grows. Blurred sides
+    /// are the fitted picture covering the frame at a quarter of its size,
+    /// box-blurred, darkened to 60 % and scaled up; the picture is stacked whole
+    /// between them (`hstack` or `vstack`: a copy, where `overlay` would blend
+    /// through an 8-bit alpha plane). Positions are even, for 4:2:0 chroma;
+    /// pixels come out square. The ffmpeg CLI runs the same graph as
     /// `-filter_complex` with [in0] named [0:v] (and `-noautorotate`, the turn
     /// being in it).
     public var filterGraph: String {
