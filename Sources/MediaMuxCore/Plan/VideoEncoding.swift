@@ -213,6 +213,10 @@ extension VideoEncoding {
 
     private static func even(_ value: Double) -> Int { max(2, Int((value / 2).rounded()) * 2) }
 
+    /// Where a picture `gap` pixels smaller than the frame (or larger, for
+    /// the crop) starts, centred at an even position for 4:2:0 chroma.
+    private static func centred(_ gap: Int) -> Int { gap / 4 * 2 }
+
     /// libavfilter's graph from a decoded picture (input [in0]) to the frame:
     /// turned upright and fitted (scaled with swscale's bicubic). For `pad` and
     /// `blur` the picture is scaled before it is turned, in its coded
@@ -237,11 +241,11 @@ extension VideoEncoding {
         switch fit {
         case .pad:
             let inner = contained
-            let place = "\((width - inner.width) / 4 * 2):\((height - inner.height) / 4 * 2)"
+            let place = "\(Self.centred(width - inner.width)):\(Self.centred(height - inner.height))"
             return scaledUpright(inner) + ",pad=\(width):\(height):\(place):black,setsar=1"
         case .crop:
             let outer = covering
-            let x = (outer.width - width) / 4 * 2, y = (outer.height - height) / 4 * 2
+            let x = Self.centred(outer.width - width), y = Self.centred(outer.height - height)
             let upright: String = turn.filters.isEmpty ? "[in0]" : "[in0]" + turn.filters + ","
             return upright + "scale=\(outer.width):\(outer.height),crop=\(width):\(height):\(x):\(y),setsar=1"
         case .blur:
@@ -257,7 +261,7 @@ extension VideoEncoding {
         let across = inner.height == height
         let gap = across ? width - inner.width : height - inner.height
         guard gap > 0 else { return picture + ",setsar=1" }
-        let before = gap / 4 * 2
+        let before = Self.centred(gap)
         let after = gap - before
         func side(_ offset: Int, _ size: Int) -> String {
             across ? "crop=\(size):\(height):\(offset):0" : "crop=\(width):\(size):0:\(offset)"
