@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "CFFmpegFilter", dependencies: ["CFFmpeg"],
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        // Times, errors, the MP4 box reader, temporary outputs, the runtime (thread pool, logger): no C of its own, no FFmpeg.
+        // Times, errors, files and temporary outputs, the runtime (thread pool, logger): no C of its own, no FFmpeg.
         .target(
             name: "MediaMuxBase",
             dependencies: [
@@ -67,11 +67,18 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // Downloads: HTTP, resuming, the cache. No FFmpeg.
+        // Container structure, with no FFmpeg: the MP4/QuickTime box tree, its readers (movie
+        // header facts, fragments, sample tables, QuickTime metadata; Matroska's codec ids) and
+        // writers (edit lists, sample tables, mehd, free; a moov replaced in its file).
+        .target(
+            name: "MediaMuxContainers",
+            dependencies: ["MediaMuxBase", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // Downloads: HTTP, resuming, the cache. No FFmpeg; a soundtrack is checked through the containers module.
         .target(
             name: "MediaMuxDownload",
             dependencies: [
-                "MediaMuxBase",
+                "MediaMuxBase", "MediaMuxContainers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -86,7 +93,7 @@ let package = Package(
         .target(
             name: "MediaMuxCore",
             dependencies: [
-                "MediaMuxBase", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegFilter",
+                "MediaMuxBase", "MediaMuxContainers", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegFilter",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -119,7 +126,7 @@ let package = Package(
         ),
         // Every entry point over one input, with the contract checked (errors name a file, no
         // leftovers): what the fuzzer and the test suite's corpus run.
-        .target(name: "MediaMuxFuzzing", dependencies: ["MediaMux", "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview"]),
+        .target(name: "MediaMuxFuzzing", dependencies: ["MediaMux", "MediaMuxBase", "MediaMuxContainers", "MediaMuxCore", "MediaMuxPreview"]),
         // Replays files through the exercise; built with -sanitize=fuzzer (Fuzz/run.sh), libFuzzer's target.
         .executableTarget(name: "mediamux-fuzz", dependencies: ["MediaMuxFuzzing", "MediaMuxBase"]),
         // Where the tests' media is (TestMedia's fixtures, the real files in the samples folder), for both test targets.
@@ -130,6 +137,7 @@ let package = Package(
                 "TestSupport",
                 "MediaMux",
                 "MediaMuxBase",
+                "MediaMuxContainers",
                 "MediaMuxCore",
                 "MediaMuxPreview",
                 "MediaMuxDownload",

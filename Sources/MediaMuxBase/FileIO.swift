@@ -87,19 +87,6 @@ package func withFileForReading<T>(_ path: String, _ body: (Int32) throws -> T) 
     return try body(file.rawValue)
 }
 
-/// `body`'s result over `path` opened for reading and writing (closed
-/// after); throws `BoxFailure.io` with the system's words when it cannot be opened.
-package func withFileForUpdating<T>(_ path: String, _ body: (Int32) throws -> T) throws -> T {
-    let file: FileDescriptor
-    do {
-        file = try FileDescriptor.open(FilePath(path), .readWrite, options: [.closeOnExec])
-    } catch {
-        throw BoxFailure.io("cannot reopen: \(systemErrorText(error))")
-    }
-    defer { try? file.close() }
-    return try body(file.rawValue)
-}
-
 /// Cuts a file to `length` bytes; false (errno set) when it cannot.
 package func truncateFile(_ descriptor: Int32, to length: Int64) -> Bool {
     ftruncate(descriptor, off_t(length)) == 0

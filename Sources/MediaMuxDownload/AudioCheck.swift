@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 import SystemPackage
 
 /// Says whether the file at `path` has an audio stream, for bodies the

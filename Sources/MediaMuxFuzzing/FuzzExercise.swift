@@ -1,5 +1,6 @@
 import MediaMux
 import MediaMuxBase
+import MediaMuxContainers
 import MediaMuxCore
 import MediaMuxPreview
 

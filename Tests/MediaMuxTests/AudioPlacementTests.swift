@@ -1,3 +1,4 @@
+import MediaMuxContainers
 import Foundation
 import Testing
 @testable import MediaMux

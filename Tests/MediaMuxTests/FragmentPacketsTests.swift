@@ -1,6 +1,7 @@
 import CFFmpeg
 import Foundation
 import MediaMuxBase
+import MediaMuxContainers
 import Testing
 import TestSupport
 @testable import MediaMux

@@ -1,5 +1,6 @@
 import Foundation
 import MediaMuxBase
+import MediaMuxContainers
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 import Testing
 @testable import MediaMux
 @testable import MediaMuxCore

@@ -1,6 +1,7 @@
 import Foundation
 import MediaMux
 @testable import MediaMuxBase
+import MediaMuxContainers
 @testable import MediaMuxCore
 import Testing
 

@@ -1,3 +1,4 @@
+import MediaMuxContainers
 import Foundation
 import Testing
 import TestSupport
@@ -304,7 +305,7 @@ struct PassthroughTests {
             return BoxNode(type: "trak", head: [], children: [BoxNode(type: "mdia", head: [], children: [minf])])
         }
         var moov = BoxNode(type: "moov", head: [], children: [trak(stco([8, 100])), trak(stco([UInt32.max - 10]))])
-        try MovieRewriter.raiseChunkOffsets(&moov, by: 100)
+        try moov.raiseChunkOffsets(by: 100)
         let first = try #require(moov.children?[0].first("mdia/minf/stbl/stco"))
         #expect(try first.uint32(at: 8) == 108 && first.uint32(at: 12) == 200)
         let second = try #require(moov.children?[1].first("mdia/minf/stbl/co64"))

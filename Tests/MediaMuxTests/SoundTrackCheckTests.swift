@@ -1,3 +1,4 @@
+import MediaMuxContainers
 @testable import MediaMux
 @testable import MediaMuxCore
 @testable import MediaMuxPreview

@@ -1,5 +1,6 @@
 import Testing
 import MediaMuxBase
+import MediaMuxContainers
 @testable import MediaMuxCore
 
 /// The planner's end policy, loop and offset: every combination of policy,

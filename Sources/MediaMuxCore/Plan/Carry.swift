@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 /// The boxes of a source's sample entry that a stream copy carries into the
 /// output's, byte for byte: codec configuration (hvcC, avcC, av1C, vpcC,
 /// esds), Dolby Vision (dvcC, dvvC, dvwC), colour (colr, mdcv, clli), shape

@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 
 /// Video re-framed: decoded, turned upright, fitted into a frame of the
 /// other shape and encoded, every frame at its own presentation time.

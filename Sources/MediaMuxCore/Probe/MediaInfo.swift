@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 /// What MediaMux knows about a media file after probing it. Plain values:
 /// Sendable, comparable, and free of FFmpeg types.
 public struct MediaInfo: Sendable, Equatable {

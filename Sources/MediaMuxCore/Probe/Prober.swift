@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 internal import CFFmpeg
 
 /// Reads what a file holds and establishes, for every stream, where its

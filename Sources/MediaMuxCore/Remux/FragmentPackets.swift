@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 internal import CFFmpeg
 import SystemPackage
 

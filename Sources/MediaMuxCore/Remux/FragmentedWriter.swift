@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 internal import CFFmpeg
 
 /// Fragmented MP4 written in one pass to a sink, never sought back to: an
@@ -143,9 +144,7 @@ final class FragmentedWriter: MovieWriter {
     /// The room after the moov, as a `free` box of zeros written a block at a time.
     private func writeRoom() throws {
         guard roomAfterMovieHeader >= 8 else { return }
-        var header = [0, 0, 0, 0] + Array("free".utf8)
-        BoxBuffer.put32(UInt32(roomAfterMovieHeader), into: &header, at: 0)
-        try header.withUnsafeBytes { try sink.write($0) }
+        try BoxNode.freeBoxHeader(size: roomAfterMovieHeader).withUnsafeBytes { try sink.write($0) }
         let zeros = [UInt8](repeating: 0, count: min(roomAfterMovieHeader - 8, 64 << 10))
         var left = roomAfterMovieHeader - 8
         while left > 0 {
@@ -191,8 +190,8 @@ final class FragmentedWriter: MovieWriter {
             guard offset + size <= bytes.count else { return nil }
             var tree = try MovieTree(moovBytes: Array(bytes[offset..<offset + size]))
             try MovieRewriter.apply(rewrite, to: &tree)
-            try MovieRewriter.declareFragmentedDuration(rewrite.movieEnd, in: &tree.root)
-            return (Array(bytes[..<offset]) + tree.bytes, Array(bytes[(offset + size)...]), MovieRewriter.trackWithEmptyConfiguration(in: tree))
+            try tree.root.declareFragmentedDuration(rewrite.movieEnd)
+            return (Array(bytes[..<offset]) + tree.bytes, Array(bytes[(offset + size)...]), tree.trackWithEmptyConfiguration)
         }
         return nil
     }

@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 internal import CFFmpeg
 
 /// Where the output's bytes go, chosen by whoever runs the merge.

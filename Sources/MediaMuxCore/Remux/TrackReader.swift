@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 internal import CFFmpeg
 
 /// Reads one stream of an input in decode order and hands out exactly the

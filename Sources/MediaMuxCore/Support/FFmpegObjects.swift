@@ -1,4 +1,5 @@
 import MediaMuxBase
+import MediaMuxContainers
 package import CFFmpeg
 
 /// One demuxer: owns the AVFormatContext from a successful open until deinit.

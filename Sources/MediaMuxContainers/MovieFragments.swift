@@ -1,3 +1,5 @@
+import MediaMuxBase
+
 /// The samples of a fragmented MP4's movie fragments (ISO/IEC 14496-12,
 /// 8.8), summed track by track as a `Walker` hands them over, a fragment
 /// at a time. A track keeps counts and extremes, not its samples, so memory

@@ -1,3 +1,5 @@
+import MediaMuxBase
+
 /// The CodecID of each track of a Matroska or WebM file ("V_MPEGI/ISO/VVC"),
 /// in the order of the track entries, read from the Segment's Tracks element: what names a
 /// codec FFmpeg has no id for, which its demuxer only logs.
