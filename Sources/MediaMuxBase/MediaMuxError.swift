@@ -73,7 +73,58 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     /// What went wrong, with its details.
     package let failure: Failure
 
+    /// Where it went wrong, beyond the file: which clip, at what time.
+    public private(set) var context = Context()
+
     package init(_ failure: Failure) { self.failure = failure }
+
+    /// Where in a job a failure happened, beyond the file the error names:
+    /// which clip of a composition, and at what time in it. Empty unless the
+    /// code that threw knew more than the file.
+    public struct Context: Sendable, Equatable {
+        /// A clip: its place in the job's list (counting from 0) and its file.
+        public struct Clip: Sendable, Equatable {
+            public var index: Int
+            public var file: String
+
+            public init(index: Int, file: String) {
+                self.index = index
+                self.file = file
+            }
+        }
+
+        /// The clip the failure is about, when the job has clips.
+        public var clip: Clip?
+        /// The time in the input the failure is about, when known.
+        public var time: MediaTime?
+
+        public init(clip: Clip? = nil, time: MediaTime? = nil) {
+            self.clip = clip
+            self.time = time
+        }
+
+        /// "clips[2] (b.mp4), 3.200 s: ": what the message starts with; empty when nothing is known.
+        fileprivate func prefix(subject: String?) -> String {
+            var parts: [String] = []
+            if let clip { parts.append(clip.file == subject ? "clips[\(clip.index)]" : "clips[\(clip.index)] (\(clip.file))") }
+            if let time { parts.append("\(time.secondsText()) s") }
+            return parts.isEmpty ? "" : parts.joined(separator: ", ") + ": "
+        }
+    }
+
+    /// This error, about the clip at `index` of the job (whose file is `file`).
+    package func inClip(_ index: Int, file: String) -> MediaMuxError {
+        var error = self
+        error.context.clip = Context.Clip(index: index, file: file)
+        return error
+    }
+
+    /// This error, about the moment `time` of its input.
+    package func at(_ time: MediaTime) -> MediaMuxError {
+        var error = self
+        error.context.time = time
+        return error
+    }
 
     /// What went wrong, as a name programs compare (`error.code == .outputExists`).
     /// Later releases may add codes, so a `switch` over codes needs a
@@ -148,36 +199,7 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// This error's code.
-    public var code: Code {
-        switch failure {
-        case .fileNotFound: return .fileNotFound
-        case .notAFile: return .notAFile
-        case .unreadable: return .unreadable
-        case .notMedia: return .notMedia
-        case .damaged: return .damaged
-        case .noStream: return .noStream
-        case .streamIndexOutOfRange: return .streamIndexOutOfRange
-        case .unknownDuration: return .unknownDuration
-        case .unsupportedOutputExtension: return .unsupportedOutputExtension
-        case .codecNotSupportedInContainer: return .codecNotSupportedInContainer
-        case .outputExists: return .outputExists
-        case .outputDirectoryMissing: return .outputDirectoryMissing
-        case .outputNotWritable: return .outputNotWritable
-        case .invalidOption: return .invalidOption
-        case .unsupportedURL: return .unsupportedURL
-        case .http: return .http
-        case .network: return .network
-        case .tooLarge: return .tooLarge
-        case .incomplete: return .incomplete
-        case .checksumMismatch: return .checksumMismatch
-        case .notAudio: return .notAudio
-        case .cache: return .cache
-        case .ffmpeg: return .ffmpeg
-        case .cancelled: return .cancelled
-        case .runtimeStopped: return .runtimeStopped
-        case .unexpected: return .unexpected
-        }
-    }
+    public var code: Code { spelling.code }
 
     /// No file at `path` (or a folder in the path is missing).
     public static func fileNotFound(path: String) -> MediaMuxError {
@@ -300,62 +322,72 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
         MediaMuxError(.unexpected(path: path, detail: detail))
     }
 
-    /// The one-line message: the file or URL, then what is wrong with it.
+    /// The one-line message: where (the clip and time, when known), the
+    /// file or URL, then what is wrong with it.
     public var description: String {
+        let spelled = spelling
+        let message = spelled.subject.map { "\($0): \(spelled.problem)" } ?? spelled.problem
+        return context.prefix(subject: spelled.subject) + message
+    }
+
+    /// Each failure spelled once: its code, the file or URL it is about
+    /// (nil for an option error that names none), and what is wrong.
+    private var spelling: (code: Code, subject: String?, problem: String) {
         switch failure {
         case .fileNotFound(let path):
-            return "\(path): no such file"
+            return (.fileNotFound, path, "no such file")
         case .notAFile(let path):
-            return "\(path): is a directory, not a media file"
+            return (.notAFile, path, "is a directory, not a media file")
         case .unreadable(let path, let reason):
-            return "\(path): cannot be read (\(reason))"
+            return (.unreadable, path, "cannot be read (\(reason))")
         case .notMedia(let path, let detail):
-            return "\(path): not a media file MediaMux can read (\(detail))"
+            return (.notMedia, path, "not a media file MediaMux can read (\(detail))")
         case .damaged(let path, let detail):
-            return "\(path): damaged or truncated media (\(detail))"
+            return (.damaged, path, "damaged or truncated media (\(detail))")
         case .noStream(let kind, let path):
-            return "\(path): has no \(kind.rawValue) stream"
+            return (.noStream, path, "has no \(kind.rawValue) stream")
         case .streamIndexOutOfRange(let kind, let index, let available, let path):
-            return "\(path): there is no \(kind.rawValue) stream \(index); the file has \(available)"
+            return (.streamIndexOutOfRange, path, "there is no \(kind.rawValue) stream \(index); the file has \(available)")
         case .unknownDuration(let kind, let path):
-            return "\(path): the \(kind.rawValue) stream has no known duration"
+            return (.unknownDuration, path, "the \(kind.rawValue) stream has no known duration")
         case .unsupportedOutputExtension(let path, let ext, let accepted):
             let shown = ext.isEmpty ? "no extension" : ".\(ext)"
-            return "\(path): unsupported output type (\(shown)); use \(spokenList(accepted.map { "." + $0 }, "or"))"
+            return (.unsupportedOutputExtension, path, "unsupported output type (\(shown)); use \(spokenList(accepted.map { "." + $0 }, "or"))")
         case .codecNotSupportedInContainer(let codec, let container, let path):
-            return "\(path): \(codec) cannot be stored in \(container) without re-encoding"
+            return (.codecNotSupportedInContainer, path, "\(codec) cannot be stored in \(container) without re-encoding")
         case .outputExists(let path):
-            return "\(path): already exists"
+            return (.outputExists, path, "already exists")
         case .outputDirectoryMissing(let path):
-            return "\(path): the output folder does not exist"
+            return (.outputDirectoryMissing, path, "the output folder does not exist")
         case .outputNotWritable(let path, let reason):
-            return "\(path): cannot be written (\(reason))"
+            return (.outputNotWritable, path, "cannot be written (\(reason))")
         case .invalidOption(_, let message):
-            return message
+            // The message names the option itself (and the file, where one is at fault).
+            return (.invalidOption, nil, message)
         case .unsupportedURL(let url, let reason):
-            return "\(url): \(reason)"
+            return (.unsupportedURL, url, reason)
         case .http(let status, let url):
-            return "\(url): the server answered \(status) \(httpReason(status))"
+            return (.http, url, "the server answered \(status) \(httpReason(status))")
         case .network(let url, let reason):
-            return "\(url): \(reason)"
+            return (.network, url, reason)
         case .tooLarge(let url, let limit):
-            return "\(url): larger than the \(limit / (1 << 20)) MiB limit"
+            return (.tooLarge, url, "larger than the \(limit / (1 << 20)) MiB limit")
         case .incomplete(let url, let received, let expected):
-            return "\(url): only \(received) of \(expected) bytes arrived"
+            return (.incomplete, url, "only \(received) of \(expected) bytes arrived")
         case .checksumMismatch(let url, let expected, let actual):
-            return "\(url): SHA-256 is \(actual), expected \(expected)"
+            return (.checksumMismatch, url, "SHA-256 is \(actual), expected \(expected)")
         case .notAudio(let url, let contentType, let detail):
-            return "\(url): not an audio file (Content-Type \(contentType ?? "not given"); \(detail))"
+            return (.notAudio, url, "not an audio file (Content-Type \(contentType ?? "not given"); \(detail))")
         case .cache(let path, let reason):
-            return "\(path): cache problem (\(reason))"
+            return (.cache, path, "cache problem (\(reason))")
         case .ffmpeg(let operation, let path, _, let message):
-            return "\(path): \(operation) failed (\(message))"
+            return (.ffmpeg, path, "\(operation) failed (\(message))")
         case .cancelled(let path):
-            return "\(path): interrupted"
+            return (.cancelled, path, "interrupted")
         case .runtimeStopped:
-            return "MediaMux's thread pool has been shut down"
+            return (.runtimeStopped, nil, "MediaMux's thread pool has been shut down")
         case .unexpected(let path, let detail):
-            return "\(path): unexpected failure (\(detail))"
+            return (.unexpected, path, "unexpected failure (\(detail))")
         }
     }
 
@@ -382,22 +414,7 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     public var kind: Kind { code.kind }
 
     /// The file or URL the error concerns (nil for an option error that names none).
-    public var subject: String? {
-        switch failure {
-        case .fileNotFound(let path), .notAFile(let path), .unreadable(let path, _), .notMedia(let path, _),
-            .damaged(let path, _), .noStream(_, let path), .streamIndexOutOfRange(_, _, _, let path),
-            .unknownDuration(_, let path), .unsupportedOutputExtension(let path, _, _),
-            .codecNotSupportedInContainer(_, _, let path), .outputExists(let path), .outputDirectoryMissing(let path),
-            .outputNotWritable(let path, _), .cache(let path, _), .ffmpeg(_, let path, _, _), .cancelled(let path),
-            .unexpected(let path, _):
-            return path
-        case .unsupportedURL(let url, _), .http(_, let url), .network(let url, _), .tooLarge(let url, _),
-            .incomplete(let url, _, _), .checksumMismatch(let url, _, _), .notAudio(let url, _, _):
-            return url
-        case .invalidOption, .runtimeStopped:
-            return nil
-        }
-    }
+    public var subject: String? { spelling.subject }
 
     /// The option an `.invalidOption` error is about, in the library's terms
     /// (`videoQuality`, `shard`, `jobs[2].rotate`); nil for other codes.
