@@ -83,13 +83,28 @@ struct TimelinePlannerTests {
         #expect(planned.end == example.end)
         #expect(planned.endReason == example.reason)
         #expect(planned.audio.end == example.audioEnd)
-        #expect(planned.audio.loop?.plays == example.plays)
+        #expect(planned.audio.plays == (example.plays ?? 1))
         #expect(planned.audio.encoding?.reason == example.encodedBecause)
         // The video always plays to the output's end, holding its last frame past its own.
         #expect(planned.video.end == example.end)
         #expect(planned.video.sourceEnd == Self.videoEnd)
-        if let loop = planned.audio.loop {
-            #expect(loop.period == MediaTime(value: example.audioSeconds, timescale: 1))
+        for track in [planned.video, planned.audio] {
+            // The spans follow one another with no gap, up to the track's end.
+            for (before, after) in zip(track.spans, track.spans.dropFirst()) { #expect(after.place == before.end) }
+            #expect(track.spans.first?.place == track.sourceStart)
+            #expect(track.spans.last?.end == track.end)
+        }
+        let video = planned.video.spans
+        #expect(video.map(\.decision) == (example.end > Self.videoEnd ? [.copy, .hold] : [.copy]))
+        let audio = planned.audio.spans
+        #expect(Set(audio.map(\.decision)) == [example.encodedBecause == nil ? .copy : .encode])
+        if audio.count > 1 {
+            // Each repeat plays the source from its first sample, a period long but for the last, cut at the end.
+            let period = MediaTime(value: example.audioSeconds, timescale: 1)
+            #expect(audio.dropFirst().allSatisfy { $0.sourceRange?.lowerBound == .zero() })
+            #expect(audio.dropFirst().dropLast().allSatisfy { $0.duration == period })
+            #expect(audio.last.map { $0.duration <= period } == true)
+            #expect(audio.last?.reason.hasSuffix("played again (\(audio.count) of \(audio.count))") == true)
         }
     }
 
@@ -97,7 +112,7 @@ struct TimelinePlannerTests {
         let same = PlannerTests.info("same.m4a", [PlannerTests.stream(0, .audio, codec: "aac", scale: 90000, end: 900_900)])
         for policy in EndPolicy.allCases {
             let planned = try plan(same, policy, loops: policy != .audio)
-            #expect(planned.end == Self.videoEnd && planned.endReason == .sameLength && planned.audio.loop == nil && planned.audio.encoding == nil)
+            #expect(planned.end == Self.videoEnd && planned.endReason == .sameLength && planned.audio.plays == 1 && planned.audio.encoding == nil)
         }
     }
 
@@ -113,7 +128,8 @@ struct TimelinePlannerTests {
         // Looped, the first play starts late and the repeats follow it.
         let looped = try plan(Self.soundtrack(seconds: 4), .video, loops: true, offset: 2)
         #expect(looped.audio.sourceStart == 2 && looped.audio.end == Self.videoEnd)
-        #expect(looped.audio.loop == MergePlan.Loop(period: 4, plays: 3))
+        #expect(looped.audio.spans.map(\.place) == [2, 6, 10] && looped.audio.spans.map(\.sourceRange?.lowerBound) == [0, 0, 0])
+        #expect(looped.audio.spans.last?.end == Self.videoEnd)
     }
 
     @Test func anEarlierStartSkipsTheBeginningByCopy() throws {
@@ -149,7 +165,7 @@ struct TimelinePlannerTests {
         }
         // ALAC can.
         let alac = try plan(Self.soundtrack("alac", seconds: 4), .video, loops: true, codec: .copy)
-        #expect(alac.audio.encoding == nil && alac.audio.loop?.plays == 3)
+        #expect(alac.audio.encoding == nil && alac.audio.plays == 3)
     }
 
     /// Room for a looped copy's samples: every play's.

@@ -104,6 +104,7 @@ pairs=(
     "media/h264_vfr.mp4 media/opus_5s.webm"
     "media/hevc_hev1.mp4 media/mp3_5s.mp3"
     "media/fmp4_empty_moov.mp4 media/dash_audio.mp4"
+    "media/h264_26s_2fps.mp4 media/alac_2s.m4a"
     "samples/iphone_hevc_rot90_aac_mebx_0.3s.mp4 samples/fdkaac_lc_44khz_itunsmpb_moov_at_end.m4a"
     "samples/iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov media/aac_2s.m4a"
     "samples/android14_hevc_hlg_audio_track_first.mp4 samples/lame399_vbr_xing_lametag_mono.mp3"
@@ -117,6 +118,10 @@ for pair in "${pairs[@]}"; do
     done
     run "stream $v $a --end video --loop-audio" - merge --quiet --end video --loop-audio "$v" "$a" -
 done
+# PCM repeats by copy in a .mov.
+run "mov loop" out/merged.mov merge --quiet --end video --loop-audio media/h264_26s_2fps.mp4 media/pcm_2s.wav out/merged.mov
+run "mov loop late" out/merged.mov merge --quiet --end video --loop-audio --audio-offset 0.7 media/h264_26s_2fps.mp4 media/pcm_2s.wav out/merged.mov
+run "mov loop early" out/merged.mov merge --quiet --end video --loop-audio --audio-offset -0.7 media/h264_26s_2fps.mp4 media/pcm_2s.wav out/merged.mov
 
 case $mode in
 make)

@@ -97,17 +97,77 @@ public struct MergePlan: Sendable, Equatable {
         case lastFrameHeld = "the whole audio; the last video frame stays until it ends"
     }
 
-    /// A soundtrack played again and again.
-    public struct Loop: Sendable, Equatable {
-        /// One play's length: each repeat starts this long after the one before.
-        public var period: MediaTime
-        /// Plays begun before the track's end, the first one included.
-        public var plays: Int
+    /// A stretch of an output track's timeline and what fills it: a range
+    /// of a source stream (copied or encoded) or the last frame held. A
+    /// track's spans follow one another in order, with no gap: each starts
+    /// where the one before ends (a copied span where the packets before it
+    /// end, as their durations add up), and the last one ends at the track's end.
+    public struct Span: Sendable, Equatable {
+        /// What fills the span.
+        public enum Decision: String, Sendable, Equatable {
+            /// The source's packets, as they are.
+            case copy
+            /// The source's pictures or sound, decoded and encoded again (by the track's one encoder).
+            case encode
+            /// The picture before it, on screen until the span ends.
+            case hold
+        }
+
+        /// An input stream: the file, and the stream's index in it (as `StreamInfo.index` counts).
+        public struct Source: Sendable, Equatable {
+            public var path: String
+            public var streamIndex: Int
+
+            public init(path: String, streamIndex: Int) {
+                self.path = path
+                self.streamIndex = streamIndex
+            }
+        }
+
+        /// The input stream it takes from; nil for a held frame.
+        public var source: Source?
+        /// What of the source it presents, on the source's own timeline (its
+        /// file's times, with its edit list applied); nil for a held frame.
+        public var sourceRange: Range<MediaTime>?
+        /// Where it begins on the output's timeline.
+        public var place: MediaTime
+        /// How long it lasts on the output's timeline.
+        public var duration: MediaTime
+        public var decision: Decision
+        /// Why, in words: "copied", the encoding's reason, "played again (2 of 3)".
+        public var reason: String
+
+        public init(source: Source?, sourceRange: Range<MediaTime>?, place: MediaTime, duration: MediaTime, decision: Decision, reason: String) {
+            self.source = source
+            self.sourceRange = sourceRange
+            self.place = place
+            self.duration = duration
+            self.decision = decision
+            self.reason = reason
+        }
+
+        /// Where it ends on the output's timeline.
+        public var end: MediaTime { place + duration }
     }
 
-    /// One output track: which input stream it comes from, where it sits on
-    /// the output's timeline, and how its packets are made.
+    /// One output track: its role, which input stream it comes from, where
+    /// it sits on the output's timeline (its spans), and how its packets are made.
     public struct Track: Sendable, Equatable {
+        /// What a track is for in the output.
+        public enum Role: String, Sendable, Equatable, CaseIterable {
+            /// The picture.
+            case video
+            /// The sound laid over the picture.
+            case soundtrack
+            /// The video file's own sound, kept beside the soundtrack (disabled).
+            case originalAudio = "original audio"
+
+            /// "video" or "audio": the kind of stream it is, as messages name it.
+            public var kind: MediaMuxError.StreamKind { self == .video ? .video : .audio }
+        }
+
+        /// What the track is for.
+        public var role: Role
         /// The input file.
         public var path: String
         /// The stream's index in the input file (as `StreamInfo.index` counts).
@@ -129,8 +189,9 @@ public struct MergePlan: Sendable, Equatable {
         /// output's end, or before it for a soundtrack that stops early. A
         /// video track whose end lies past `sourceEnd` holds its last frame.
         public var end: MediaTime
-        /// Repeats of the source, looped to reach `end`; nil when played once.
-        public var loop: Loop?
+        /// The track's timeline, in order: what fills it from its first
+        /// sample to `end` (the source once, each play of a loop, a held last frame).
+        public var spans: [Span] = []
         /// When the source's beginning is skipped (a negative offset): packets
         /// that end this long or more before the output's zero are dropped,
         /// and the rest before it only prime the decoder (the edit list hides
@@ -179,6 +240,9 @@ public struct MergePlan: Sendable, Equatable {
         /// The input's packets are written as they are: neither encoded nor re-framed.
         public var isCopied: Bool { encoding == nil && reframing == nil }
 
+        /// How many times the source plays on the track: its spans that take from it.
+        public var plays: Int { spans.filter { $0.source != nil }.count }
+
         /// The fragments a copy reads its packets from itself, rather than
         /// through FFmpeg's reader, whose index grows with every sample: a
         /// copied track whose samples all lie in movie fragments. Nil otherwise.
@@ -194,7 +258,7 @@ public struct MergePlan: Sendable, Equatable {
         var writtenSampleBound: Int? {
             guard let sampleCount else { return nil }
             guard encoding == nil else { return sampleCount }
-            let (bound, overflow) = sampleCount.multipliedReportingOverflow(by: loop?.plays ?? 1)
+            let (bound, overflow) = sampleCount.multipliedReportingOverflow(by: max(plays, 1))
             return overflow ? nil : bound
         }
     }
@@ -231,12 +295,9 @@ public struct MergePlan: Sendable, Equatable {
     public var container: Container
     /// Replace an existing output.
     public var overwrite: Bool
-    /// The video track, copied.
-    public var video: Track
-    /// The soundtrack: copied, or encoded as its `encoding` says.
-    public var audio: Track
-    /// The video's own audio, kept as a second audio track, disabled.
-    public var originalAudio: Track?
+    /// The output's tracks, in the order they are written: the video, the
+    /// soundtrack, and the video's own audio where it is kept.
+    public internal(set) var tracks: [Track]
     /// The video's own audio mixed into the soundtrack (which is then encoded).
     public var mix: Mix?
 
@@ -269,8 +330,25 @@ public struct MergePlan: Sendable, Equatable {
     /// encoding options for video that is copied); the report repeats them.
     public var warnings: [String] = []
 
-    /// The audio tracks in output order: the soundtrack, then the video's own audio if kept.
-    var audioTracks: [Track] { [audio] + (originalAudio.map { [$0] } ?? []) }
-    /// Every output track in order, the video first.
-    var tracks: [Track] { [video] + audioTracks }
+    /// The track with `role`, if the output has one.
+    public func track(_ role: Track.Role) -> Track? { tracks.first { $0.role == role } }
+
+    /// The video track: a merge always has one.
+    public internal(set) var video: Track {
+        get { tracks[index(of: .video)] }
+        set { tracks[index(of: .video)] = newValue }
+    }
+    /// The soundtrack: a merge always has one.
+    public internal(set) var audio: Track {
+        get { tracks[index(of: .soundtrack)] }
+        set { tracks[index(of: .soundtrack)] = newValue }
+    }
+    /// The video's own audio, kept as a second audio track, disabled; nil when it is not kept.
+    public var originalAudio: Track? { track(.originalAudio) }
+
+    /// The place of the track with `role` among `tracks`, as the muxer numbers its streams.
+    package func index(of role: Track.Role) -> Int {
+        // Plans come from the planner alone, which gives every merge a video and a soundtrack.
+        tracks.firstIndex { $0.role == role } ?? tracks.startIndex
+    }
 }

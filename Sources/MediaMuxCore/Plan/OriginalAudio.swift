@@ -23,7 +23,7 @@ extension MergePlanner {
         guard let stream = videoInfo.audioStreams.first else {
             throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message: "\(videoInfo.path): has no audio of its own to \(verb)")
         }
-        var track = try Self.track(stream, in: videoInfo, kind: .audio, keepsMetadata: keepsMetadata)
+        var track = try Self.track(stream, in: videoInfo, role: .originalAudio, keepsMetadata: keepsMetadata)
         if videoStart > .zero() { track = try Self.offset(track, by: .zero() - videoStart, path: videoInfo.path) }
         track.end = min(track.sourceEnd, end)
         guard track.sourceStart < track.end else {

@@ -58,10 +58,10 @@ package struct MergePlanner: Sendable {
         guard videoEncoding != nil || Self.standIn(for: videoStream) != nil || canStore(videoStream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: videoStream.codec, container: container.rawValue, path: output)
         }
-        var video = try Self.track(videoStream, in: videoInfo, kind: .video, keepsMetadata: options.keepsMetadata)
+        var video = try Self.track(videoStream, in: videoInfo, role: .video, keepsMetadata: options.keepsMetadata)
         if let videoEncoding { video = Self.reframed(video, as: videoEncoding) }
         var (audio, ending) = try Self.placeSoundtrack(
-            Self.track(audioStream, in: audioInfo, kind: .audio, keepsMetadata: options.keepsMetadata), beside: video,
+            Self.track(audioStream, in: audioInfo, role: .soundtrack, keepsMetadata: options.keepsMetadata), beside: video,
             options: options, output: output)
         let end = ending.end
         video.end = end
@@ -89,15 +89,16 @@ package struct MergePlanner: Sendable {
         if options.originalAudio == .kept, let placedOriginal {
             original = try keptTrack(placedOriginal, in: container, output: output)
         }
+        video.spans = Self.spans(of: video, reason: videoEncoding?.reason ?? "copied")
+        audio.spans = Self.spans(of: audio, loop: ending.loop, reason: audio.encoding?.reason ?? "copied")
+        if let kept = original { original?.spans = Self.spans(of: kept, reason: kept.encoding?.reason ?? "copied") }
 
         let metadata = MetadataCarry.plan(video: videoInfo, keep: options.keepsMetadata)
         return MergePlan(
             outputPath: output,
             container: container,
             overwrite: options.overwrite,
-            video: video,
-            audio: audio,
-            originalAudio: original,
+            tracks: [video, audio] + (original.map { [$0] } ?? []),
             mix: mix,
             end: end,
             endReason: ending.reason,
@@ -197,8 +198,9 @@ package struct MergePlanner: Sendable {
     }
 
     static func track(
-        _ stream: StreamInfo, in info: MediaInfo, kind: MediaMuxError.StreamKind, keepsMetadata: Bool
+        _ stream: StreamInfo, in info: MediaInfo, role: MergePlan.Track.Role, keepsMetadata: Bool
     ) throws -> MergePlan.Track {
+        let kind = role.kind
         guard var start = stream.start, var end = stream.end, end > start else {
             throw MediaMuxError.unknownDuration(kind: kind, path: info.path)
         }
@@ -237,6 +239,7 @@ package struct MergePlanner: Sendable {
             start = .zero()
         }
         var track = MergePlan.Track(
+            role: role,
             path: info.path,
             streamIndex: stream.index,
             codec: stream.codec,

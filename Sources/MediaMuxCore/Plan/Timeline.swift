@@ -31,7 +31,6 @@ extension MergePlanner {
             throw MediaMuxError.damaged(path: track.path, detail: "the audio starts at \(audio.sourceStart.secondsText()) s, after the video ends")
         }
         audio.end = ending.audioEnd
-        audio.loop = ending.loop
         return (audio, ending)
     }
 
@@ -62,7 +61,16 @@ extension MergePlanner {
         var reason: MergePlan.EndReason
         /// Where the soundtrack's presentation ends.
         var audioEnd: MediaTime
-        var loop: MergePlan.Loop?
+        /// How the soundtrack repeats to reach the end; nil when it plays once.
+        var loop: Loop?
+    }
+
+    /// A soundtrack played again and again.
+    struct Loop: Equatable {
+        /// One play's length: each repeat starts this long after the one before.
+        var period: MediaTime
+        /// Plays begun before the track's end, the first one included.
+        var plays: Int
     }
 
     /// Decides the end from the tracks as placed. `period` is one play of the
@@ -89,11 +97,39 @@ extension MergePlanner {
         if loops {
             // The first play ends at `audioEnd`; each repeat adds a period.
             let plays = 1 + Int((videoEnd - audioEnd).ticks(of: period, rounding: .up))
-            return Ending(end: videoEnd, reason: .audioRepeated, audioEnd: videoEnd, loop: MergePlan.Loop(period: period, plays: plays))
+            return Ending(end: videoEnd, reason: .audioRepeated, audioEnd: videoEnd, loop: Loop(period: period, plays: plays))
         }
         switch policy {
         case .shortest, .audio: return Ending(end: audioEnd, reason: .audioEndsFirst, audioEnd: audioEnd)
         case .video: return Ending(end: videoEnd, reason: .audioStopsEarly, audioEnd: audioEnd)
         }
+    }
+
+    /// A track's timeline as spans: its source from its first sample, each
+    /// repeat of a loop placed where the play before ends, and for a video
+    /// that stops before the end, its last frame held.
+    static func spans(of track: MergePlan.Track, loop: Loop? = nil, reason: String) -> [MergePlan.Span] {
+        let source = MergePlan.Span.Source(path: track.path, streamIndex: track.streamIndex)
+        let decision: MergePlan.Span.Decision = track.isCopied ? .copy : .encode
+        let played = min(track.sourceEnd, track.end)
+        var spans = [MergePlan.Span(
+            source: source, sourceRange: (track.sourceStart + track.origin)..<(played + track.origin), place: track.sourceStart,
+            duration: played - track.sourceStart, decision: decision, reason: reason)]
+        if let loop {
+            // The source's first sample, on its own timeline.
+            let first = track.sourceEnd - loop.period + track.origin
+            for play in 1..<max(loop.plays, 1) {
+                let place = track.sourceEnd + MediaTime(ticks: Int64(play - 1), of: loop.period)
+                let duration = min(loop.period, track.end - place)
+                spans.append(MergePlan.Span(
+                    source: source, sourceRange: first..<(first + duration), place: place, duration: duration, decision: decision,
+                    reason: "\(reason), played again (\(play + 1) of \(loop.plays))"))
+            }
+        } else if track.end > track.sourceEnd {
+            spans.append(MergePlan.Span(
+                source: nil, sourceRange: nil, place: track.sourceEnd, duration: track.end - track.sourceEnd, decision: .hold,
+                reason: "its last frame, on screen until the soundtrack ends"))
+        }
+        return spans
     }
 }

@@ -37,9 +37,9 @@ final class EncodedAudioReader: PacketSource {
         startTick = track.sourceStart.ticks(of: tick, rounding: .nearest)
         let zero = track.origin + track.sourceStart
         let samples = (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest)
-        let loop = track.loop.map { AudioSpanReader.Loop(start: track.origin + track.sourceEnd - $0.period, period: $0.period) }
+        let loop = Self.loop(of: track.spans)
         let rate = Int32(encoding.sampleRate)
-        expectedReach = track.loop != nil ? samples : (min(track.sourceEnd, track.end) - track.sourceStart).ticks(of: tick, rounding: .nearest)
+        expectedReach = loop != nil ? samples : (min(track.sourceEnd, track.end) - track.sourceStart).ticks(of: tick, rounding: .nearest)
         if encoding.effects.loudness != nil {
             // The span as it will play, read once more by a reader of its own for each measurement.
             func measure(after filters: String?) throws -> (integrated: Double, truePeak: Double) {
@@ -66,6 +66,15 @@ final class EncodedAudioReader: PacketSource {
             filters: encoding.effects.filters(samples: samples, rate: rate, adjustment: loudness), mixing: mixing,
             settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
             output: output, globalHeaders: globalHeaders, cancellation: cancellation)
+    }
+
+    /// A source played again and again, from its spans: every play after
+    /// the first takes the source from its first sample, and a play lasts
+    /// what the first one's source range ends past that sample. Nil for a
+    /// source played once.
+    private static func loop(of spans: [MergePlan.Span]) -> AudioSpanReader.Loop? {
+        guard spans.count > 1, let first = spans[0].sourceRange, let repeated = spans[1].sourceRange else { return nil }
+        return AudioSpanReader.Loop(start: repeated.lowerBound, period: first.upperBound - repeated.lowerBound)
     }
 
     /// The encoder, for the muxer's stream parameters.

@@ -75,29 +75,31 @@ final class Remuxer {
         let writer = try plan.writer(to: destination)
         let muxer = writer.muxer
 
-        let videoInput = try DemuxerHandle(
-            path: plan.video.path, cancellation: cancellation, ignoringEditLists: plan.video.timestamps != .demuxer,
-            fragmentsAsReached: plan.video.isFragmented && plan.video.isCopied)
-        muxer.copyMetadata(from: videoInput, plan.metadata.fileTags)
-        let videoSource = try self.videoSource(input: videoInput, muxer: muxer)
-        // Each audio track reads a file of its own (the video's own audio reads the video file again).
-        let audioSources = try plan.audioTracks.enumerated().map { index, track in
-            try audioSource(
-                for: track, mixing: index == 0 ? plan.mix : nil, input: DemuxerHandle(
-                    path: track.path, cancellation: cancellation, fragmentsAsReached: track.isFragmented && track.isCopied),
-                muxer: muxer)
+        // Each track reads a file of its own (the video's own audio reads the video file again).
+        var readers: [any PacketSource] = []
+        var videoInput: DemuxerHandle?
+        for track in plan.tracks {
+            let input = try DemuxerHandle(
+                path: track.path, cancellation: cancellation, ignoringEditLists: track.timestamps != .demuxer,
+                fragmentsAsReached: track.isFragmented && track.isCopied)
+            if track.role == .video {
+                muxer.copyMetadata(from: input, plan.metadata.fileTags)
+                videoInput = input
+            }
+            readers.append(try source(for: track, input: input, muxer: muxer))
         }
         try writer.open()
-        if let observing {
+        if let observing, let videoInput {
             do {
                 // What is written: the input's packets, or for a video re-framed the encoder's.
-                observer = try observing.make(plan.video.reframing == nil ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(0))
+                observer = try observing.make(
+                    plan.video.reframing == nil
+                        ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(plan.index(of: .video)))
             } catch {
                 warnings.append("no \(observing.product): \(describe(error))")
             }
         }
 
-        let readers: [any PacketSource] = [videoSource] + audioSources
         // One packet of lookahead per track tells which packet is the last,
         // and the first ones place each track's media in the edit lists.
         var current = try readers.map { try $0.next() }
@@ -120,44 +122,35 @@ final class Remuxer {
         return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
     }
 
-    /// Where the video's packets come from: the input's own, copied with the
-    /// display matrix the plan says, or for a video re-framed the encoder's.
-    private func videoSource(input: DemuxerHandle, muxer: MuxerHandle) throws -> any PacketSource {
-        let stream = try input.plannedStream(plan.video.streamIndex, kind: .video)
-        if let reframing = plan.video.reframing {
+    /// Where a track's packets come from: the input's own, copied (the
+    /// video with the display matrix the plan says), span after span; or an
+    /// encoder's (the video re-framed, the audio encoded).
+    private func source(for track: MergePlan.Track, input: DemuxerHandle, muxer: MuxerHandle) throws -> any PacketSource {
+        let stream = try input.plannedStream(track.streamIndex, kind: track.role.kind)
+        if let reframing = track.reframing {
             let encoded = try EncodedVideoReader(
-                demuxer: input, track: plan.video, encoding: reframing, output: plan.outputPath,
+                demuxer: input, track: track, encoding: reframing, output: plan.outputPath,
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             encodedVideo = encoded
             _ = try muxer.addStream(
-                encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags, codecTag: plan.video.codecTag)
+                encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags, codecTag: track.codecTag)
             return encoded
         }
-        let matrix: MuxerHandle.DisplayMatrix = plan.rotation.keepsSourceMatrix ? .source : .rotation(plan.rotation.degrees)
-        _ = try muxer.addStream(
-            copying: stream, codecTag: plan.video.codecTag, standIn: plan.video.standIn, matrix: matrix, tags: plan.metadata.streamTags)
-        return try TrackReader(demuxer: input, track: plan.video, end: plan.video.end)
-    }
-
-    /// Where an audio track's packets come from: the encoder, or the input's
-    /// own packets, once or looped.
-    private func audioSource(
-        for track: MergePlan.Track, mixing mix: MergePlan.Mix?, input: DemuxerHandle, muxer: MuxerHandle
-    ) throws -> any PacketSource {
-        let stream = try input.plannedStream(track.streamIndex, kind: .audio)
         if let encoding = track.encoding {
             let encoded = try EncodedAudioReader(
-                demuxer: input, track: track, encoding: encoding, mix: mix, output: plan.outputPath,
+                demuxer: input, track: track, encoding: encoding, mix: track.role == .soundtrack ? plan.mix : nil, output: plan.outputPath,
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             _ = try muxer.addStream(encodedBy: encoded.encoderContext, tagsOf: stream, tags: plan.metadata.streamTags)
             return encoded
         }
-        _ = try muxer.addStream(
-            copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: .none, tags: plan.metadata.streamTags)
-        if let loop = track.loop {
-            return try LoopingTrackReader(demuxer: input, track: track, loop: loop)
+        let matrix: MuxerHandle.DisplayMatrix
+        switch track.role {
+        case .video: matrix = plan.rotation.keepsSourceMatrix ? .source : .rotation(plan.rotation.degrees)
+        case .soundtrack, .originalAudio: matrix = .none
         }
-        return try TrackReader(demuxer: input, track: track, end: track.end)
+        _ = try muxer.addStream(
+            copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: matrix, tags: plan.metadata.streamTags)
+        return try CopiedSpans(demuxer: input, track: track)
     }
 
     /// Alternates between the tracks one interleave window at a time, so that
@@ -176,7 +169,7 @@ final class Remuxer {
                     if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
                     let following = try reader.next()
                     if following == nil { reader.makeFinal(packet) }
-                    if index == 0 { show(packet, timeBase: reader.timeBase) }
+                    if plan.tracks[index].role == .video { show(packet, timeBase: reader.timeBase) }
                     try write(packet, from: reader.timeBase, stream: index, writer: writer, written: &written[index])
                     reader.reuse(buffer)
                     current[index] = following
@@ -277,10 +270,10 @@ final class Remuxer {
 
     /// A copied packet the container cannot store as it is: the input's damage.
     private func refusedPacket(_ index: Int, at time: MediaTime, because reason: String) -> MediaMuxError {
-        let kind = index == 0 ? "video" : "audio"
+        let track = plan.tracks[index]
         return .damaged(
-            path: plan.tracks[index].path,
-            detail: "the \(kind) packet at \(time.secondsText()) s cannot be stored in \(plan.container.rawValue.uppercased()); \(reason)")
+            path: track.path,
+            detail: "the \(track.role.kind.rawValue) packet at \(time.secondsText()) s cannot be stored in \(plan.container.rawValue.uppercased()); \(reason)")
     }
 
     /// A time of the input's in the output track's time base, rounded to the nearest tick.
@@ -318,10 +311,9 @@ final class Remuxer {
     /// bitstream filter, VP9's superframe one, may hold them all back).
     private func checkStored(muxer: MuxerHandle, written: [Written]) throws {
         for (index, planned) in plan.tracks.enumerated() where muxer.stream(index).pointee.nb_frames == 0 {
-            let kind = index == 0 ? "video" : "audio"
             throw MediaMuxError.damaged(
                 path: planned.path,
-                detail: "none of its \(kind) packets could be stored: FFmpeg's muxer kept none of the \(written[index].packets) it was given")
+                detail: "none of its \(planned.role.kind.rawValue) packets could be stored: FFmpeg's muxer kept none of the \(written[index].packets) it was given")
         }
     }
 
@@ -336,17 +328,17 @@ final class Remuxer {
                 start: planned.sourceStart, duration: planned.end - planned.sourceStart,
                 packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
             track.reframing = planned.reframing
-            track.plays = planned.loop?.plays ?? 1
+            track.plays = planned.plays
             track.damagedPackets = damagedPackets[index]
             track.loudness = loudness[index]
-            if index == 0, planned.end > planned.sourceEnd { track.heldLastFrame = planned.end - planned.sourceEnd }
+            if let held = planned.spans.last(where: { $0.decision == .hold }) { track.heldLastFrame = held.duration }
             return track
         }
         var report = MergeReport(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
-            video: track(0, plan.video), audio: track(1, plan.audio), fileBytes: bytes, elapsed: elapsed,
-            movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
-        report.originalAudio = plan.originalAudio.map { track(2, $0) }
+            video: track(plan.index(of: .video), plan.video), audio: track(plan.index(of: .soundtrack), plan.audio), fileBytes: bytes,
+            elapsed: elapsed, movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
+        report.originalAudio = plan.originalAudio.map { track(plan.index(of: .originalAudio), $0) }
         return report
     }
 }
