@@ -89,7 +89,7 @@ options=(
     "--no-faststart" "--fragmented" "--no-metadata" "--end video" "--end audio"
     "--end video --loop-audio" "--audio-offset 0.5" "--end video --audio-offset 1.25 --loop-audio"
     "--audio-offset 0.04" "--end video --audio-offset 0.03 --loop-audio"
-    "--audio-offset -0.3" "--audio-offset -0.02" "--end video --audio-offset -1.1 --loop-audio"
+    "--audio-offset -0.3" "--audio-offset -0.02" "--audio-offset -0.8" "--end video --audio-offset -1.1 --loop-audio"
     "--volume -6" "--fade-in 1 --fade-out 1" "--fade-in 0.05 --fade-out 0.04" "--loudness -16" "--keep-original-audio"
     "--mix-original -12" "--audio-codec aac" "--audio-codec aac --audio-bitrate 96k"
     "--sample-rate 44100 --channels 1" "--rotate 90" "--rotate 270"

@@ -14,7 +14,11 @@ internal import CFFmpeg
 /// edit list, so the reader also drops what lies before the start: every
 /// packet decoded before the last keyframe shown at or before it. A track
 /// with a `leadIn` (a soundtrack whose beginning is skipped) keeps only the
-/// packets before the start that prime the decoder.
+/// packets before the start that prime the decoder, and when the skipped
+/// part is long, reads none of it: in MP4, MOV and Matroska (whose packets
+/// are the container's samples, wherever reading starts) it seeks to the
+/// sync sample at or before the lead-in, so that a span 40 minutes into a
+/// file reads what a span at its start reads.
 final class TrackReader {
     let demuxer: DemuxerHandle
     let streamIndex: Int32
@@ -32,6 +36,13 @@ final class TrackReader {
     private let sourceEndTick: Int64
     /// Ticks of packets before the start kept to prime the decoder; nil keeps them all.
     private let leadInTicks: Int64?
+    /// Where to seek before the first read (the input's time base): the
+    /// first time a skipped beginning's lead-in needs; nil reads from the start.
+    private var seekTarget: Int64?
+    /// The seek has been made, and the first packet after it is yet to be checked.
+    private var landing = false
+    /// Reading began at a seek, so the packets before it were not counted.
+    private var sought = false
     /// Packets wholly before the start, held while they may be needed to prime the decoder.
     private var priming: [PacketBuffer] = []
     private var primed = false
@@ -107,6 +118,27 @@ final class TrackReader {
             fragments = nil
         }
         demuxer.keepOnly(track.streamIndex)
+        seekTarget = fragments == nil && !track.isFragmented && decodeShift == nil && demuxer.packetsAreContainerSamples
+            ? Self.seekTarget(stream, origin: originTick, leadIn: leadInTicks, in: timeBase) : nil
+    }
+
+    /// A skip shorter than this is read through rather than sought past.
+    static let shortestSkipSought = MediaTime(value: 1, timescale: 2)
+
+    /// The input time of the first packet a skipped beginning's lead-in
+    /// needs (the output's zero less the lead-in), when it lies more than
+    /// `shortestSkipSought` past the stream's first packet; nil otherwise.
+    private static func seekTarget(
+        _ stream: UnsafeMutablePointer<AVStream>, origin: Int64, leadIn: Int64?, in timeBase: AVRational
+    ) -> Int64? {
+        guard let leadIn else { return nil }
+        let inputBase = stream.pointee.time_base
+        let target = av_rescale_q_rnd(
+            origin.saturatingSubtracting(leadIn), timeBase, inputBase, AVRounding(rawValue: AV_ROUND_DOWN.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+        let first = avformat_index_get_entry(stream, 0)?.pointee.timestamp ?? stream.pointee.start_time
+        let start = first == noTimestamp ? 0 : first
+        let skipped = MediaTime(ticks: target.saturatingSubtracting(start), in: inputBase)
+        return skipped > shortestSkipSought ? target : nil
     }
 
     /// The next kept packet, its timestamps relative to the output's zero in
@@ -125,7 +157,8 @@ final class TrackReader {
     /// would silently stop short.
     func checkComplete(declaredPackets: Int?) throws {
         guard reachedEndOfFile else { return }
-        if let declaredPackets {
+        // After a seek the packets before it were not read, so not counted.
+        if let declaredPackets, !sought {
             guard packetsRead < declaredPackets else { return }
             throw MediaMuxError.damaged(
                 path: demuxer.path, detail: "only \(packetsRead) of \(declaredPackets) packets of stream \(streamIndex) could be read")
@@ -171,6 +204,11 @@ final class TrackReader {
     }
 
     private func pull() throws {
+        if let target = seekTarget {
+            seekTarget = nil
+            landing = demuxer.seek(Int(streamIndex), to: target)
+            sought = landing
+        }
         let buffer = try queue.blankBuffer()
         // Past the cut of a fragmented file only a sample's first bytes are
         // there, and past a damaged fragment header the demuxer fails: once
@@ -187,6 +225,13 @@ final class TrackReader {
         guard packet.pointee.stream_index == streamIndex else {
             queue.reuse(buffer)
             return
+        }
+        if landing {
+            landing = false
+            if try landedPast(packet) {
+                queue.reuse(buffer)
+                return
+            }
         }
         if !packetHoldsAudio(packet, stream: demuxer.stream(Int(streamIndex))) {
             junkBytes += Int(packet.pointee.size)
@@ -227,6 +272,20 @@ final class TrackReader {
         }
         if !undated.isEmpty { backfill(before: packet.pointee.dts) }
         accept(buffer)
+    }
+
+    /// Whether the first packet after the seek comes after what the lead-in
+    /// needs (a format that seeks only near a time), or says no time: then
+    /// the stream is read again from its start, as without a seek.
+    private func landedPast(_ packet: UnsafeMutablePointer<AVPacket>) throws -> Bool {
+        let time = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
+        let needed = av_rescale_q_rnd(
+            originTick.saturatingSubtracting(leadInTicks ?? 0), timeBase, inputTimeBase,
+            AVRounding(rawValue: AV_ROUND_DOWN.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+        guard time == noTimestamp || time > needed else { return false }
+        try demuxer.rewind(Int(streamIndex))
+        sought = false
+        return true
     }
 
     private func endOfInput(returning buffer: PacketBuffer) {

@@ -288,6 +288,26 @@ package final class DemuxerHandle {
         }
     }
 
+    /// Goes to the last sync sample of stream `index` at or before `timestamp`
+    /// (the stream's time base), as far as the format's index knows; false
+    /// when the format cannot seek. A reader checks where it landed: some
+    /// formats (MP3 without a table of contents, Ogg) land only near it.
+    package func seek(_ index: Int, to timestamp: Int64) -> Bool {
+        av_seek_frame(context, Int32(index), timestamp, AVSEEK_FLAG_BACKWARD) >= 0
+    }
+
+    /// Whether each packet is one of the container's samples (an MP4 or
+    /// MOV sample, a Matroska block), wherever reading starts: a seek then
+    /// hands out the same packets as reading through. WAV's packets are
+    /// runs of samples that start where reading starts.
+    package var packetsAreContainerSamples: Bool {
+        isQuickTimeFamily || formatName.split(separator: ",").contains("matroska")
+    }
+
+    /// Bytes read from the file so far, the movie header's included: what a
+    /// test of seeking counts.
+    package var bytesRead: Int64 { context.pointee.pb?.pointee.bytes_read ?? 0 }
+
     /// Reads the next packet of stream `index`, passing over any other. False at the end.
     package func read(into packet: PacketBuffer, of index: Int) throws -> Bool {
         while try read(into: packet) {
