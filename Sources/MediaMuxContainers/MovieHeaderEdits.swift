@@ -27,10 +27,14 @@ extension BoxNode {
         } else {
             // Version 1: 64-bit creation and modification times and duration.
             let old = head
+            let zero: [UInt8] = [0, 0, 0, 0]
             var wider: [UInt8] = [1, old[1], old[2], old[3]]
-            wider += [0, 0, 0, 0] + old[4..<8] + [0, 0, 0, 0] + old[8..<12] + old[12..<16]
-            wider += [UInt8](repeating: 0, count: 8)
-            BoxBuffer.put64(UInt64(duration), into: &wider, at: 24)
+            wider += zero
+            wider += old[4..<8]  // creation time
+            wider += zero
+            wider += old[8..<12]  // modification time
+            wider += old[12..<16]  // timescale
+            wider.appendBigEndian(UInt64(duration))
             wider += old[20...]
             head = wider
         }
