@@ -160,6 +160,7 @@ final class Remuxer {
         readers: [any PacketSource], current: inout [PacketBuffer?], into writer: any MovieWriter, written: inout [Written]
     ) throws {
         let windowSeconds = plan.interleaveWindow.seconds
+        let videoIndex = plan.index(of: .video)
         var windowEnd = windowSeconds
         while current.contains(where: { $0 != nil }) {
             for (index, reader) in readers.enumerated() {
@@ -169,7 +170,7 @@ final class Remuxer {
                     if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
                     let following = try reader.next()
                     if following == nil { reader.makeFinal(packet) }
-                    if plan.tracks[index].role == .video { show(packet, timeBase: reader.timeBase) }
+                    if index == videoIndex { show(packet, timeBase: reader.timeBase) }
                     try write(packet, from: reader.timeBase, stream: index, writer: writer, written: &written[index])
                     reader.reuse(buffer)
                     current[index] = following
