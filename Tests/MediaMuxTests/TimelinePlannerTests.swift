@@ -279,6 +279,9 @@ struct OriginalAudioPlannerTests {
         #expect(planned.audio.encoding?.reason == "mixed with the video's own audio at -12.0 dB")
         // One track over the whole output, though the soundtrack starts at 1 s and stops at 5 s.
         #expect(planned.audio.sourceStart == .zero() && planned.audio.end == TimelinePlannerTests.videoEnd)
+        // One encoded span to the end: no held frame on a sound track.
+        #expect(planned.audio.spans.map(\.decision) == [.encode])
+        #expect(planned.audio.spans.first?.end == TimelinePlannerTests.videoEnd)
         #expect(planned.tracks.count == 2)
         #expect(!planned.leftOut.contains { $0.path == "phone.mov" && $0.streamIndex == 0 })
     }

@@ -107,14 +107,18 @@ extension MergePlanner {
 
     /// A track's timeline as spans: its source from its first sample, each
     /// repeat of a loop placed where the play before ends, and for a video
-    /// that stops before the end, its last frame held.
+    /// that stops before the end, its last frame held. A soundtrack with the
+    /// video's own audio mixed in is one encoded span to the end, whenever
+    /// its source stops.
     static func spans(of track: MergePlan.Track, loop: Loop? = nil, reason: String) -> [MergePlan.Span] {
         let source = MergePlan.Span.Source(path: track.path, streamIndex: track.streamIndex)
         let decision: MergePlan.Span.Decision = track.isCopied ? .copy : .encode
         let played = min(track.sourceEnd, track.end)
+        let holds = track.role == .video && track.end > track.sourceEnd
+        let firstEnd = loop != nil || holds ? played : track.end
         var spans = [MergePlan.Span(
             source: source, sourceRange: (track.sourceStart + track.origin)..<(played + track.origin), place: track.sourceStart,
-            duration: played - track.sourceStart, decision: decision, reason: reason)]
+            duration: firstEnd - track.sourceStart, decision: decision, reason: reason)]
         if let loop {
             // The source's first sample, on its own timeline.
             let first = track.sourceEnd - loop.period + track.origin
@@ -125,7 +129,7 @@ extension MergePlanner {
                     source: source, sourceRange: first..<(first + duration), place: place, duration: duration, decision: decision,
                     reason: "\(reason), played again (\(play + 1) of \(loop.plays))"))
             }
-        } else if track.end > track.sourceEnd {
+        } else if holds {
             spans.append(MergePlan.Span(
                 source: nil, sourceRange: nil, place: track.sourceEnd, duration: track.end - track.sourceEnd, decision: .hold,
                 reason: "its last frame, on screen until the soundtrack ends"))
