@@ -39,8 +39,8 @@ final class TrackReader {
     /// Where to seek before the first read (the input's time base): the
     /// first time a skipped beginning's lead-in needs; nil reads from the start.
     private var seekTarget: Int64?
-    /// The seek has been made, and the first packet after it is yet to be checked.
-    private var landing = false
+    /// The seek has been made to this time, and the first packet after it is yet to be checked.
+    private var landing: Int64?
     /// Reading began at a seek, so the packets before it were not counted.
     private var sought = false
     /// Packets wholly before the start, held while they may be needed to prime the decoder.
@@ -206,8 +206,8 @@ final class TrackReader {
     private func pull() throws {
         if let target = seekTarget {
             seekTarget = nil
-            landing = demuxer.seek(Int(streamIndex), to: target)
-            sought = landing
+            sought = demuxer.seek(Int(streamIndex), to: target)
+            landing = sought ? target : nil
         }
         let buffer = try queue.blankBuffer()
         // Past the cut of a fragmented file only a sample's first bytes are
@@ -226,9 +226,9 @@ final class TrackReader {
             queue.reuse(buffer)
             return
         }
-        if landing {
-            landing = false
-            if try landedPast(packet) {
+        if let target = landing {
+            landing = nil
+            if try landed(packet, past: target) {
                 queue.reuse(buffer)
                 return
             }
@@ -274,15 +274,13 @@ final class TrackReader {
         accept(buffer)
     }
 
-    /// Whether the first packet after the seek comes after what the lead-in
-    /// needs (a format that seeks only near a time), or says no time: then
-    /// the stream is read again from its start, as without a seek.
-    private func landedPast(_ packet: UnsafeMutablePointer<AVPacket>) throws -> Bool {
+    /// Whether the first packet after the seek comes after `target`, the
+    /// first time the lead-in needs (a format that seeks only near a time),
+    /// or says no time: then the stream is read again from its start, as
+    /// without a seek.
+    private func landed(_ packet: UnsafeMutablePointer<AVPacket>, past target: Int64) throws -> Bool {
         let time = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
-        let needed = av_rescale_q_rnd(
-            originTick.saturatingSubtracting(leadInTicks ?? 0), timeBase, inputTimeBase,
-            AVRounding(rawValue: AV_ROUND_DOWN.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
-        guard time == noTimestamp || time > needed else { return false }
+        guard time == noTimestamp || time > target else { return false }
         try demuxer.rewind(Int(streamIndex))
         sought = false
         return true
