@@ -128,7 +128,7 @@ struct TimelinePlannerTests {
         // Looped, the first play starts late and the repeats follow it.
         let looped = try plan(Self.soundtrack(seconds: 4), .video, loops: true, offset: 2)
         #expect(looped.audio.sourceStart == 2 && looped.audio.end == Self.videoEnd)
-        #expect(looped.audio.spans.map(\.place) == [2, 6, 10] && looped.audio.spans.map(\.sourceRange?.lowerBound) == [0, 0, 0])
+        #expect(looped.audio.spans.map(\.place) == [2, 6, 10] && looped.audio.spans.map { $0.sourceRange?.lowerBound } == [0, 0, 0])
         #expect(looped.audio.spans.last?.end == Self.videoEnd)
     }
 
