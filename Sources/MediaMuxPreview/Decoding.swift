@@ -37,11 +37,8 @@ final class VideoFrameSource {
         demuxer.keepOnly(streamIndex)
     }
 
-    /// The stream's average frame rate, when the container tells.
-    var frameRate: AVRational? {
-        let rate = demuxer.stream(streamIndex).pointee.avg_frame_rate
-        return rate.num > 0 && rate.den > 0 ? rate : nil
-    }
+    /// The video stream read.
+    var stream: UnsafeMutablePointer<AVStream> { demuxer.stream(streamIndex) }
 
     /// A timestamp of the stream as a time on the video's timeline.
     func time(_ timestamp: Int64) -> MediaTime {

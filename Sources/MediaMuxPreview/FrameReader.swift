@@ -31,7 +31,8 @@ final class FrameReader {
         lookahead = try FrameBuffer()
     }
 
-    var frameRate: AVRational? { source.frameRate }
+    /// The video stream read.
+    var stream: UnsafeMutablePointer<AVStream> { source.stream }
 
     /// Frames decoded so far, for reports and for checking that seeking works.
     private(set) var framesDecoded = 0

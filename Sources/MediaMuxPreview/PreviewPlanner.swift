@@ -278,17 +278,19 @@ struct ClipPlan: Equatable, Sendable {
 
     var input: String
     var output: String
-    /// Every frame from `start` to `end`, scaled to even sides, turned upright.
+    /// Every frame from `start` to `end`: the decoded pictures the clip encodes.
     var frames: FramePlan
-    var start: Double
-    var end: Double
+    /// Where the clip starts and ends on the video's timeline.
+    var start: MediaTime
+    var end: MediaTime
+    /// How the pictures are scaled to even sides, turned upright by the
+    /// core's rule (mirrors included) and encoded: H.264 in 8-bit BT.709.
+    var video: VideoEncoding
     var audio: Audio?
-    var preset: String
-    var crf: Int
     var audioBitRate: Int
     var overwrite: Bool
 
-    var duration: Double { end - start }
+    var duration: MediaTime { end - start }
 }
 
 extension PreviewPlanner {
@@ -305,9 +307,10 @@ extension PreviewPlanner {
         }
         guard (0...51).contains(options.crf) else { throw MediaMuxError.invalidOption(option: "PreviewClipOptions.crf", message: "crf must be between 0 and 51, not \(options.crf)") }
         let moments = try self.moments(.all(from: options.start, to: options.start + options.duration), duration: duration, path: info.path, option: "PreviewClipOptions.start")
-        guard case .every(let start, let end) = moments else {
+        guard case .every(let start, let end) = moments, let videoDuration = stream.duration else {
             throw MediaMuxError.unexpected(path: info.path, detail: "a clip's span planned as single moments")
         }
+        let clipEnd = min(options.start + options.duration, videoDuration)
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
             rotation: stream.rotation, longest: nil, height: options.height, even: true)
@@ -325,8 +328,13 @@ extension PreviewPlanner {
             let chosen = aacRates.contains(rate) ? rate : 48000
             return ClipPlan.Audio(streamIndex: track.index, sampleRate: chosen, channels: min(channels, 2))
         }
+        let frame = VideoSize(width: frames.width, height: frames.height)
+        let video = VideoEncoding(
+            codec: "h264", encoder: "libx264", sourceCodec: stream.codec, frame: frame, picture: frame, fit: .pad,
+            turn: stream.uprightTurn, bitDepth: 8, quality: options.crf, preset: options.preset, colour: .bt709,
+            filterThreads: 1, reason: "a preview clip", notes: [])
         return ClipPlan(
-            input: info.path, output: output, frames: frames, start: start, end: end, audio: audio,
-            preset: options.preset, crf: options.crf, audioBitRate: options.audioBitRate, overwrite: overwrite)
+            input: info.path, output: output, frames: frames, start: options.start, end: clipEnd, video: video, audio: audio,
+            audioBitRate: options.audioBitRate, overwrite: overwrite)
     }
 }

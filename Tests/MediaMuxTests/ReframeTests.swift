@@ -158,10 +158,7 @@ struct ReframeTests {
     /// undone in the pixels by a re-framing.
     @Test func aMirroringMatrix() async throws {
         let folder = try TemporaryFolder()
-        let mirrored = folder.path("mirrored.mp4")
-        try FileManager.default.copyItem(atPath: Fixtures.path("h264_bframes_aac.mp4"), toPath: mirrored)
-        let one: Int32 = 0x10000
-        try Self.patchMatrix(of: mirrored, to: [-one, 0, 0, 0, one, 0, 320 * one, 0, 0x4000_0000])
+        let mirrored = try Self.mirroredFixture(in: folder)
         let copied = folder.path("copied.mp4")
         let report = try await MuxEngine().merge(video: mirrored, audio: Self.song, output: copied)
         #expect(report.merge.video.reframing == nil)
@@ -169,6 +166,38 @@ struct ReframeTests {
         let outcome = try await Self.reframe(mirrored, orientation: .portrait, fit: .pad, folder: folder)
         #expect(outcome.report.video.reframing?.turn == .mirrored)
         #expect(outcome.meanPSNR >= 40, "mean PSNR \(outcome.meanPSNR) dB")
+    }
+
+    /// A preview clip turns its pictures by the rule a re-framing does: a
+    /// mirroring matrix is undone in the pixels (the clip's own matrix is the
+    /// identity). Before preview clips went through the core's encoder they
+    /// read the rotation alone and kept the picture mirrored.
+    @Test func aPreviewClipUndoesAMirror() async throws {
+        let folder = try TemporaryFolder()
+        let mirrored = try Self.mirroredFixture(in: folder)
+        let source = try #require(try MP4File(path: mirrored).videoTracks.first)
+        let clip = folder.path("clip.mp4")
+        _ = try await MuxEngine().previews.previewClip(
+            of: mirrored, output: clip, options: PreviewClipOptions(start: 0, duration: 0.5, height: Int(source.height)))
+        let written = try #require(try MP4File(path: clip).videoTracks.first)
+        #expect(written.matrix == [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000])
+        let was = try #require(try TrackDecoder.frames(of: source, keepingLuma: true).first?.luma)
+        let now = try #require(try TrackDecoder.frames(of: written, keepingLuma: true).first?.luma)
+        #expect(now.width == was.width && now.height == was.height)
+        // The clip converts the 240-line source's BT.601 to BT.709, which
+        // moves luma too: about 24 dB against the source mirrored, under 5 as coded.
+        let undone = now.psnr(against: was.mirrored())
+        let kept = now.psnr(against: was)
+        #expect(undone >= 20 && undone > kept + 15, "against the source mirrored \(undone) dB, as coded \(kept) dB")
+    }
+
+    /// The B-frame fixture (320x240) with a matrix that mirrors it left to right.
+    static func mirroredFixture(in folder: TemporaryFolder) throws -> String {
+        let mirrored = folder.path("mirrored.mp4")
+        try FileManager.default.copyItem(atPath: Fixtures.path("h264_bframes_aac.mp4"), toPath: mirrored)
+        let one: Int32 = 0x10000
+        try patchMatrix(of: mirrored, to: [-one, 0, 0, 0, one, 0, 320 * one, 0, 0x4000_0000])
+        return mirrored
     }
 
     /// Writes the nine matrix values into the first video track's tkhd (version 0).

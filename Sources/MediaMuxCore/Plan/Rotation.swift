@@ -82,6 +82,16 @@ func decideFraming(
     return .copied(RotationDecision(degrees: source, reason: "\(shape.rawValue) video kept as shown (copied; \(coded))", keepsSourceMatrix: true))
 }
 
+extension StreamInfo {
+    /// What shows the coded picture upright: the display matrix's turn and
+    /// mirror, or for a matrix that skews or scales, its rotation alone.
+    /// Every picture MediaMux encodes is turned by it (a merge's re-framing,
+    /// a preview clip).
+    package var uprightTurn: PictureTurn {
+        displayMatrix.flatMap(PictureTurn.init(matrix:)) ?? PictureTurn(clockwise: rotation)
+    }
+}
+
 /// The turn, and mirror, that shows a coded picture upright: one of the
 /// eight a display matrix of quarter turns and mirrors can make, read from
 /// its signs (a, b, c, d: a coded point (x, y) is shown at (ax + cy, bx + dy)).
@@ -119,7 +129,7 @@ public enum PictureTurn: String, Sendable, Equatable, CaseIterable {
     }
 
     /// Whether the turn swaps width and height.
-    var swapsSides: Bool { [.clockwise90, .clockwise270, .transposed, .antitransposed].contains(self) }
+    package var swapsSides: Bool { [.clockwise90, .clockwise270, .transposed, .antitransposed].contains(self) }
 
     /// libavfilter's filters that make it ("" for none).
     var filters: String {

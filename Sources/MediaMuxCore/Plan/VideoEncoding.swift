@@ -24,11 +24,51 @@ public struct VideoEncoding: Sendable, Equatable {
     public var quality: Int
     /// The encoder's preset.
     public var preset: String
+    /// How the picture's colour is written.
+    public var colour: Colour
+    /// libavfilter's threads for the graph (0: one for each core). The
+    /// pictures depend on it: swscale scales in as many slices, and its
+    /// bicubic rounds differently at their edges (one thread and two give
+    /// other pictures of the same frame). A merge's re-framing takes the
+    /// cores; a preview clip, whose pictures are small, scales on one.
+    package var filterThreads: Int32
     /// Why the video is encoded.
     public var reason: String
     /// What the encoding changes besides the frame ("AV1 is encoded HEVC: this
     /// FFmpeg has no AV1 encoder MediaMux uses", "Dolby Vision is dropped...").
     public var notes: [String]
+
+    package init(
+        codec: String, encoder: String, sourceCodec: String, frame: VideoSize, picture: VideoSize, fit: Fit, turn: PictureTurn,
+        bitDepth: Int, quality: Int, preset: String, colour: Colour = .kept, filterThreads: Int32 = 0, reason: String, notes: [String]
+    ) {
+        self.codec = codec
+        self.encoder = encoder
+        self.sourceCodec = sourceCodec
+        self.frame = frame
+        self.picture = picture
+        self.fit = fit
+        self.turn = turn
+        self.bitDepth = bitDepth
+        self.quality = quality
+        self.preset = preset
+        self.colour = colour
+        self.filterThreads = filterThreads
+        self.reason = reason
+        self.notes = notes
+    }
+
+    /// How an encoding writes the picture's colour.
+    public enum Colour: String, Sendable, Equatable {
+        /// As the source has it: its primaries, transfer, matrix and range,
+        /// and 10 bits for a source of more (a merge's re-framing).
+        case kept
+        /// 8-bit BT.709 in limited range, converted from the matrix and
+        /// range each picture is decoded with: what previews are made in.
+        /// A picture that declares no matrix libswscale knows is read as
+        /// BT.709 above 576 lines and BT.601 up to them, as players assume.
+        case bt709
+    }
 
     /// One line: "h264 -> h264 1920x1080 (blur), crf 23, veryfast (portrait video in a landscape frame)".
     public var summary: String {
@@ -159,11 +199,9 @@ extension MergePlanner {
             let base = profile.compatibleWith.map { " (\($0) kept)" } ?? ""
             notes.append("Dolby Vision profile \(profile.profileName) is dropped\(base): its metadata cannot be re-encoded")
         }
-        // A matrix that skews or scales is taken for its rotation alone.
-        let turn = stream.displayMatrix.flatMap(PictureTurn.init(matrix:)) ?? PictureTurn(clockwise: stream.rotation)
         return VideoEncoding(
             codec: codec, encoder: chosen.encoder, sourceCodec: stream.codec, frame: frame, picture: shown,
-            fit: options.fit, turn: turn, bitDepth: deep ? 10 : 8, quality: options.quality ?? chosen.quality,
+            fit: options.fit, turn: stream.uprightTurn, bitDepth: deep ? 10 : 8, quality: options.quality ?? chosen.quality,
             preset: options.preset ?? chosen.preset, reason: reason, notes: notes)
     }
 }
@@ -231,24 +269,42 @@ extension VideoEncoding {
     /// pixels come out square. The ffmpeg CLI runs the same graph as
     /// `-filter_complex` with [in0] named [0:v] (and `-noautorotate`, the turn
     /// being in it).
-    public var filterGraph: String {
+    public var filterGraph: String { filterGraph(scaling: "") }
+
+    /// The graph for a decoded picture whose matrix is `matrix` (H.273's
+    /// number, FFmpeg's AVColorSpace), `height` lines high, in full range or
+    /// not: `filterGraph`, whose first scale also converts the colour when
+    /// the encoding writes BT.709 (see `Colour.bt709`).
+    func filterGraph(decoded matrix: UInt32, height: Int, fullRange: Bool) -> String {
+        guard colour == .bt709 else { return filterGraph }
+        let declared = Int32(bitPattern: matrix)
+        let known = [1, 4, 5, 6, 7, 9, 10].contains(declared) ? declared : (height > 576 ? 1 : 5)
+        let names: [Int32: String] = [1: "bt709", 4: "fcc", 5: "bt601", 6: "bt601", 7: "smpte240m", 9: "bt2020", 10: "bt2020"]
+        let from = names[known] ?? "bt601"
+        return filterGraph(scaling: ":in_color_matrix=\(from):out_color_matrix=bt709:in_range=\(fullRange ? "pc" : "tv"):out_range=tv")
+    }
+
+    /// The graph, with `scaling` after the size of the scale that fits the picture.
+    private func filterGraph(scaling: String) -> String {
         let (width, height) = (frame.width, frame.height)
         let turned: String = turn.filters.isEmpty ? "" : "," + turn.filters
         /// Scaled to `size` as shown, then turned.
         func scaledUpright(_ size: VideoSize) -> String {
             let coded = turn.swapsSides ? VideoSize(width: size.height, height: size.width) : size
-            return "[in0]scale=\(coded.width):\(coded.height)" + turned
+            return "[in0]scale=\(coded.width):\(coded.height)" + scaling + turned
         }
         switch fit {
         case .pad:
             let inner = contained
+            // A picture that fills the frame has nothing to pad (a preview's).
+            guard inner != frame else { return scaledUpright(inner) + ",setsar=1" }
             let place = "\(Self.centred(width - inner.width)):\(Self.centred(height - inner.height))"
             return scaledUpright(inner) + ",pad=\(width):\(height):\(place):black,setsar=1"
         case .crop:
             let outer = covering
             let x = Self.centred(outer.width - width), y = Self.centred(outer.height - height)
             let upright: String = turn.filters.isEmpty ? "[in0]" : "[in0]" + turn.filters + ","
-            return upright + "scale=\(outer.width):\(outer.height),crop=\(width):\(height):\(x):\(y),setsar=1"
+            return upright + "scale=\(outer.width):\(outer.height)" + scaling + ",crop=\(width):\(height):\(x):\(y),setsar=1"
         case .blur:
             return blurGraph(picture: scaledUpright(contained))
         }

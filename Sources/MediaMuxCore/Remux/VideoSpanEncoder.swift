@@ -1,0 +1,217 @@
+import MediaMuxBase
+package import CFFmpeg
+
+/// The one encoder of a video output track. It takes decoded pictures, each
+/// at its time on the track in the track's time base, whatever the source's
+/// was; turns and fits them with the encoding's filter graph; and encodes them
+/// on a thread of its own (`EncoderThread`). Each packet comes out with the
+/// duration its picture is shown: up to the next picture's time, or to the
+/// end given with the last. A merge's re-framed video (`EncodedVideoReader`)
+/// and a preview clip feed it alike.
+package final class VideoSpanEncoder {
+    /// The track's time base: the pictures' times and the packets'.
+    package let timeBase: AVRational
+    private let encoding: VideoEncoding
+    private let encoder: EncoderHandle
+    private let encoderThread: EncoderThread
+    /// The file the pictures come from, named by errors.
+    private let path: String
+    /// Created with the first picture, whose format, size and colour it takes.
+    private var graph: FilterGraph?
+    private let filtered: FrameBuffer
+    /// The latest picture sent, whose duration the next picture's time gives.
+    private var undatedTime: Int64?
+    /// How long each picture sent to the encoder is shown, by presentation time, for its packet.
+    private var durations: [Int64: Int64] = [:]
+    /// The encoded packet of the undated picture, when the encoder gave it
+    /// before the next picture came: it and what follows wait for its duration.
+    private var undatedPacket: UnsafeMutablePointer<AVPacket>?
+    private var queue = PacketQueue()
+    private var finished = false
+    /// Pictures handed to the encoder.
+    package private(set) var framesEncoded = 0
+
+    /// - Parameters:
+    ///   - stream: the source stream, for the frame rate the encoder is told,
+    ///     and for an encoding that keeps the source's colour, that colour
+    ///     and (x265) its HDR10 metadata.
+    ///   - timeBase: the output track's.
+    ///   - path: the source file, named by errors of decoding and filtering.
+    ///   - output: the file written, named by errors of the encoder.
+    package init(
+        encoding: VideoEncoding, stream: UnsafeMutablePointer<AVStream>, timeBase: AVRational, globalHeaders: Bool,
+        path: String, output: String
+    ) throws {
+        self.encoding = encoding
+        self.timeBase = timeBase
+        self.path = path
+        filtered = try FrameBuffer()
+        guard let codec = avcodec_find_encoder_by_name(encoding.encoder) else {
+            throw MediaMuxError.ffmpeg(
+                operation: "finding the \(encoding.encoder) encoder", path: output, code: FFmpegCode.notAvailable,
+                message: "this FFmpeg was built without \(encoding.encoder)")
+        }
+        encoder = try EncoderHandle(codec: codec, path: output)
+        try Self.configure(encoder, encoding, input: stream, timeBase: timeBase, globalHeaders: globalHeaders, output: output)
+        encoderThread = try EncoderThread(encoder: encoder)
+    }
+
+    /// The encoder, for the muxer's stream parameters.
+    package var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
+
+    private static func outputFormat(_ bitDepth: Int) -> AVPixelFormat { bitDepth > 8 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P }
+
+    /// The frame; the colour (the source's primaries, transfer, matrix and
+    /// range, or BT.709 limited range) and for x265 the source's HDR10
+    /// metadata; the plan's quality and preset; and the track's time base, in
+    /// which every picture keeps its own time.
+    private static func configure(
+        _ encoder: EncoderHandle, _ encoding: VideoEncoding, input: UnsafeMutablePointer<AVStream>, timeBase: AVRational,
+        globalHeaders: Bool, output: String
+    ) throws {
+        let context = encoder.context
+        context.pointee.width = Int32(encoding.frame.width)
+        context.pointee.height = Int32(encoding.frame.height)
+        context.pointee.pix_fmt = outputFormat(encoding.bitDepth)
+        context.pointee.time_base = timeBase
+        if input.pointee.avg_frame_rate.num > 0, input.pointee.avg_frame_rate.den > 0 { context.pointee.framerate = input.pointee.avg_frame_rate }
+        context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        switch encoding.colour {
+        case .kept:
+            let parameters = input.pointee.codecpar.pointee
+            context.pointee.color_primaries = parameters.color_primaries
+            context.pointee.color_trc = parameters.color_trc
+            context.pointee.colorspace = parameters.color_space
+            context.pointee.color_range = parameters.color_range
+        case .bt709:
+            context.pointee.color_primaries = AVCOL_PRI_BT709
+            context.pointee.color_trc = AVCOL_TRC_BT709
+            context.pointee.colorspace = AVCOL_SPC_BT709
+            context.pointee.color_range = AVCOL_RANGE_MPEG
+        }
+        context.pointee.thread_count = 0
+        if globalHeaders { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        var options = [("preset", encoding.preset), ("crf", String(encoding.quality))]
+        if encoding.encoder == "libx265" {
+            let hdr = encoding.colour == .kept ? hdr10Parameters(input) : []
+            options.append(("x265-params", (["log-level=error"] + hdr).joined(separator: ":")))
+        }
+        let code = encoder.open(options: options)
+        if code < 0 {
+            throw MediaMuxError.ffmpeg(
+                operation: "opening \(encoding.encoder) for \(encoding.frame), preset \(encoding.preset), crf \(encoding.quality)",
+                path: output, code: code, message: ffmpegErrorText(code))
+        }
+    }
+
+    /// x265's HDR10 parameters from the source's mastering display and light
+    /// levels: primaries and white point in 1/50000, luminance in 1/10000 cd/m².
+    private static func hdr10Parameters(_ stream: UnsafeMutablePointer<AVStream>) -> [String] {
+        var parameters: [String] = []
+        if let display = CFFmpeg_stream_mastering_display(stream)?.pointee, display.has_primaries != 0, display.has_luminance != 0 {
+            func scaled(_ value: AVRational, _ unit: Double) -> Int { Int((av_q2d(value) * unit).rounded()) }
+            let (r, g, b) = (display.display_primaries.0, display.display_primaries.1, display.display_primaries.2)
+            let point = { (xy: (AVRational, AVRational)) in "(\(scaled(xy.0, 50000)),\(scaled(xy.1, 50000)))" }
+            parameters.append(
+                "master-display=G\(point(g))B\(point(b))R\(point(r))WP\(point(display.white_point))"
+                    + "L(\(scaled(display.max_luminance, 10000)),\(scaled(display.min_luminance, 10000)))")
+            parameters.append("hdr10=1")
+        }
+        if let light = CFFmpeg_stream_content_light(stream)?.pointee {
+            parameters.append("max-cll=\(light.MaxCLL),\(light.MaxFALL)")
+        }
+        return parameters
+    }
+
+    /// Encodes `frame` (its reference is taken; it is left blank), shown from
+    /// `time` until `next`, or until the next picture's time when `next` is
+    /// nil. Times are ticks of the track's time base, and rise.
+    package func encode(_ frame: FrameBuffer, at time: Int64, until next: Int64? = nil) throws {
+        date(until: time)
+        frame.pointer.pointee.pts = time
+        if let next {
+            durations[time] = max(1, next.saturatingSubtracting(time))
+        } else {
+            undatedTime = time
+        }
+        let graph = try self.graph ?? makeGraph(for: frame.pointer.pointee)
+        self.graph = graph
+        try graph.send(frame)
+        av_frame_unref(frame.pointer)
+        try drainGraph()
+    }
+
+    /// The last picture is shown until `end`; the encoder's delayed packets follow.
+    package func finish(until end: Int64) throws {
+        date(until: end)
+        try graph?.send(nil)
+        try drainGraph()
+        try encoderThread.finish()
+        try collectEncoded()
+        finished = true
+    }
+
+    /// The next packet whose duration is known, in decode order; nil when
+    /// none is ready yet (or, once finished, none is left). The caller owns it
+    /// until it hands it back with `reuse`.
+    package func next() -> PacketBuffer? {
+        if !finished, let undated = undatedPacket, queue.front == undated { return nil }
+        return queue.pop()
+    }
+
+    package func reuse(_ buffer: PacketBuffer) {
+        queue.reuse(buffer)
+    }
+
+    /// Finished, and every packet handed out.
+    package var isDrained: Bool { finished && queue.isEmpty }
+
+    /// The picture sent last is shown until `next`: its packet's duration.
+    private func date(until next: Int64) {
+        guard let time = undatedTime else { return }
+        undatedTime = nil
+        let duration = max(1, next.saturatingSubtracting(time))
+        if let packet = undatedPacket, packet.pointee.pts == time {
+            packet.pointee.duration = duration
+            undatedPacket = nil
+        } else {
+            durations[time] = duration
+        }
+    }
+
+    private func drainGraph() throws {
+        guard let graph else { return }
+        while try graph.receive(into: filtered) {
+            filtered.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            framesEncoded += 1
+            try encoderThread.encode(filtered.pointer)
+            try collectEncoded()
+        }
+    }
+
+    /// Takes what the encoder's thread has encoded so far.
+    private func collectEncoded() throws {
+        for var packet in encoderThread.takePackets() as [UnsafeMutablePointer<AVPacket>?] {
+            defer { av_packet_free(&packet) }
+            if let packet { try collect(packet) }
+        }
+    }
+
+    private func makeGraph(for frame: AVFrame) throws -> FilterGraph {
+        try FilterGraph(
+            filters: encoding.filterGraph(decoded: frame.colorspace.rawValue, height: Int(frame.height), fullRange: frame.color_range == AVCOL_RANGE_JPEG),
+            width: frame.width, height: frame.height, format: AVPixelFormat(rawValue: frame.format),
+            timeBase: timeBase, pixelAspect: frame.sample_aspect_ratio, outputFormat: Self.outputFormat(encoding.bitDepth),
+            threads: encoding.filterThreads, path: path)
+    }
+
+    /// Takes one encoded packet, with the duration its picture is shown.
+    private func collect(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        let queued = try queue.push(moving: packet)
+        if let duration = durations.removeValue(forKey: queued.pointee.pts) {
+            queued.pointee.duration = duration
+        } else if queued.pointee.pts == undatedTime {
+            undatedPacket = queued
+        }
+    }
+}
