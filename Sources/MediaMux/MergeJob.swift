@@ -67,8 +67,25 @@ public struct MergeJob: Sendable {
 }
 
 extension MuxEngine {
-    /// Runs a merge job: its soundtrack downloaded first when it is a URL,
-    /// then the merge, with thumbnails as it goes when the job asks for them.
+    /// Runs a merge job: the first video stream of `job.video` and the first
+    /// audio stream of `job.audio` into `job.output` by stream copy (the
+    /// audio encoded AAC where the output cannot carry it, or as the options
+    /// ask; a portrait video re-framed when they ask), ending where the
+    /// shorter one ends unless `job.options.end` says otherwise. This is the
+    /// one merge entry; `merge(video:audio:output:options:progress:)` and
+    /// `events(for:)` go through it.
+    ///
+    /// An `audio` URL is downloaded first (through the download cache unless
+    /// `job.download.useCache` is false, when it goes to a hidden file beside
+    /// the output, or for a stream in the system's temporary folder, removed
+    /// afterwards, merged or not). A file output is written to a hidden file
+    /// beside it and moved into place when complete; a stream output gets
+    /// fragmented MP4 as it is made.
+    ///
+    /// With `job.thumbnails` and a `thumbnail` handler, keyframes of the
+    /// output become thumbnails as they are copied, upright as the output is
+    /// shown. A thumbnail that cannot be made stops the thumbnails with a
+    /// warning in the report, never the merge.
     ///
     /// - Parameters:
     ///   - job: The inputs, output and options.
@@ -78,8 +95,23 @@ extension MuxEngine {
     ///   - thumbnail: Called with each thumbnail, upright, on the merge's
     ///     thread, when `job.thumbnails` is set.
     /// - Returns: What was written, and how the audio was downloaded.
-    /// - Throws: `MediaMuxError`, as
-    ///   `merge(video:audio:output:options:download:thumbnails:progress:downloadProgress:preview:)` does.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for thumbnail options out
+    ///   of range; for an `audio` URL, what `download(_:options:progress:)`
+    ///   throws (or, without the cache, `download(_:to:overwrite:options:progress:)`),
+    ///   and `.unsupportedURL` for a URL of another scheme; then what
+    ///   `MergeEngine.merge(video:audio:output:options:progress:)` throws:
+    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
+    ///   `.damaged` for an input that cannot be read; `.noStream`,
+    ///   `.streamIndexOutOfRange` or `.unknownDuration` for its streams;
+    ///   `.unsupportedOutputExtension`, `.outputDirectoryMissing`,
+    ///   `.outputExists` (without `options.overwrite`) or `.outputNotWritable`
+    ///   for the output (for a stream, `.outputNotWritable` naming it when its
+    ///   writer throws or its reader stops); `.codecNotSupportedInContainer`
+    ///   for a video codec the container cannot hold or a soundtrack that
+    ///   must be copied but cannot be; `.invalidOption` for merge options out
+    ///   of range or contradicting each other; `.ffmpeg` when the muxer or an
+    ///   encoder fails; `.cancelled` when the Task is cancelled;
+    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
     public func merge(
         _ job: MergeJob, progress: (@Sendable (MuxProgress) -> Void)? = nil,
         thumbnail: (@Sendable (PreviewFrame) -> Void)? = nil
@@ -88,10 +120,7 @@ extension MuxEngine {
         let downloading: (@Sendable (DownloadProgress) -> Void)? = progress.map { report in
             { @Sendable step in report(.downloading(step)) }
         }
-        return try await merge(
-            video: job.video, audio: job.audio, output: job.output, options: job.options, download: job.download,
-            thumbnails: job.thumbnails ?? ThumbnailOptions(), progress: merging, downloadProgress: downloading,
-            preview: job.thumbnails == nil ? nil : thumbnail)
+        return try await run(job, progress: merging, downloadProgress: downloading, preview: job.thumbnails == nil ? nil : thumbnail)
     }
 
     /// A merge job as one asynchronous sequence: its progress (the

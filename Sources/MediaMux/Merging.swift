@@ -113,105 +113,34 @@ extension MuxEngine {
         try await merging.plan(video: video, audio: audio, output: output, options: options)
     }
 
-    /// Merges the first video stream of `video` with the first audio stream of
-    /// `audio` into `output` by stream copy (the audio encoded AAC where the
-    /// output cannot carry it, or as `options.audio` asks), ending where the
-    /// shorter one ends unless `options.end` says otherwise.
-    ///
-    /// `audio` is a file, or an http(s) URL: then it is downloaded first
-    /// (through the download cache unless `download.useCache` is false, when
-    /// it goes to a hidden file beside `output` that is removed afterwards,
-    /// merged or not), and `downloadProgress` reports the transfer.
-    ///
-    /// With `preview`, keyframes of the output become thumbnails as they are
-    /// copied (`thumbnails` says how many and how large), upright as the
-    /// output is shown; the handler runs on the merge's thread. A thumbnail
-    /// that cannot be made stops the thumbnails with a warning in the
-    /// report, never the merge.
+    /// Merges two files (or a file and a soundtrack URL) into a file: the
+    /// everyday merge, as `muxctl merge` runs it. A thin wrapper over
+    /// `merge(_:progress:thumbnail:)` with `MergeJob(video:audio:output:options:)`;
+    /// make the job yourself for a stream output, download options or
+    /// thumbnails.
     ///
     /// - Parameters:
     ///   - video: The file whose video stream is copied.
     ///   - audio: The file, or http(s) URL, whose audio stream becomes the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov. It is written to a
-    ///     hidden file beside it and moved into place when complete.
-    ///   - options: Everything beyond the three paths.
-    ///   - download: How an `audio` URL is downloaded; unused for a file.
-    ///   - thumbnails: Their size and spacing; unused without `preview`.
-    ///   - progress: Called with how far the merge has come, on the pool
-    ///     thread doing it, at most ten times a second.
-    ///   - downloadProgress: Called with how far the download has come, on
-    ///     the pool thread writing the body.
-    ///   - preview: Called with each thumbnail, upright, on the merge's thread.
+    ///   - output: The file to write: .mp4, .m4v or .mov.
+    ///   - options: Everything beyond the three names.
+    ///   - progress: Called with the download's progress, then the merge's.
     /// - Returns: What was written, and how the audio was downloaded.
-    /// - Throws: `MediaMuxError`: `.invalidOption` for thumbnail options out
-    ///   of range; for an `audio` URL, what `download(_:options:progress:)`
-    ///   throws (or, without the cache, `download(_:to:overwrite:options:progress:)`),
-    ///   and `.unsupportedURL` for a URL of another scheme; then what
-    ///   `MergeEngine.merge(video:audio:output:options:progress:)` throws:
-    ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
-    ///   `.damaged` for an input that cannot be read; `.noStream`,
-    ///   `.streamIndexOutOfRange` or `.unknownDuration` for its streams;
-    ///   `.unsupportedOutputExtension`, `.outputDirectoryMissing`,
-    ///   `.outputExists` (without `options.overwrite`) or `.outputNotWritable`
-    ///   for the output; `.codecNotSupportedInContainer` for a video codec
-    ///   the container cannot hold or a soundtrack that must be copied but
-    ///   cannot be; `.invalidOption` for merge options out of range or
-    ///   contradicting each other; `.ffmpeg` when the muxer or the audio
-    ///   encoder fails; `.cancelled` when the Task is cancelled;
-    ///   `.runtimeStopped` when the runtime's thread pool has shut down.
+    /// - Throws: `MediaMuxError`, as `merge(_:progress:thumbnail:)` does.
     public func merge(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
-        download: DownloadOptions = DownloadOptions(),
-        thumbnails: ThumbnailOptions = ThumbnailOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
-        preview: (@Sendable (PreviewFrame) -> Void)? = nil
+        progress: (@Sendable (MuxProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MuxReport {
-        try await merge(
-            video: video, audio: audio, output: .file(output), options: options, download: download, thumbnails: thumbnails,
-            progress: progress, downloadProgress: downloadProgress, preview: preview)
+        try await merge(MergeJob(video: video, audio: audio, output: output, options: options), progress: progress)
     }
 
-    /// The same merge (audio a file or a URL, thumbnails as it goes) as
-    /// fragmented MP4 streamed as it is made; see
-    /// `MergeEngine.merge(video:audio:to:options:progress:)`. An `audio`
-    /// URL downloaded without the cache goes to a hidden file in the
-    /// system's temporary folder, removed afterwards.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The file, or http(s) URL, whose audio stream becomes the soundtrack.
-    ///   - stream: Where the bytes go.
-    ///   - options: Everything beyond the inputs; a stream is always fragmented.
-    ///   - download: How an `audio` URL is downloaded; unused for a file.
-    ///   - thumbnails: Their size and spacing; unused without `preview`.
-    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
-    ///   - downloadProgress: Called with how far the download has come.
-    ///   - preview: Called with each thumbnail, upright, on the merge's thread.
-    /// - Returns: What was written, and how the audio was downloaded.
-    /// - Throws: `MediaMuxError`, as the merge into a file does, less the
-    ///   output file's errors; `.outputNotWritable` naming the stream when
-    ///   its writer throws or its reader stops.
-    public func merge(
-        video: String, audio: String, to stream: MergeStream, options: MergeOptions = MergeOptions(),
-        download: DownloadOptions = DownloadOptions(),
-        thumbnails: ThumbnailOptions = ThumbnailOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
-        preview: (@Sendable (PreviewFrame) -> Void)? = nil
+    /// Runs a job: the download of an `audio` URL first, then the merge.
+    func run(
+        _ job: MergeJob, progress: (@Sendable (MergeProgress) -> Void)?,
+        downloadProgress: (@Sendable (DownloadProgress) -> Void)?, preview: (@Sendable (PreviewFrame) -> Void)?
     ) async throws(MediaMuxError) -> MuxReport {
-        try await merge(
-            video: video, audio: audio, output: .stream(stream), options: options, download: download, thumbnails: thumbnails,
-            progress: progress, downloadProgress: downloadProgress, preview: preview)
-    }
-
-    func merge(
-        video: String, audio: String, output: MergeOutput, options: MergeOptions,
-        download: DownloadOptions, thumbnails: ThumbnailOptions,
-        progress: (@Sendable (MergeProgress) -> Void)?,
-        downloadProgress: (@Sendable (DownloadProgress) -> Void)?,
-        preview: (@Sendable (PreviewFrame) -> Void)?
-    ) async throws(MediaMuxError) -> MuxReport {
+        let (video, audio, output, download) = (job.video, job.audio, job.output, job.download)
+        let thumbnails = job.thumbnails ?? ThumbnailOptions()
         try thumbnails.validate()
         var audioPath = audio
         var fetched: DownloadResult?
@@ -240,83 +169,13 @@ extension MuxEngine {
         let none: @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
         let observing = preview.map { ThumbnailPlan.observing(thumbnails, handler: $0) } ?? none
         var report = try await merging.merge(
-            video: video, audio: audioPath, output: output, options: options, progress: progress, observing: observing)
+            video: video, audio: audioPath, output: output, options: job.options, progress: progress, observing: observing)
         if audioPath != audio {
             // The caller named a URL: the report says the URL, and the download's result where the bytes were.
             report.audio.source = audio
             report.warnings = report.warnings.map { $0.replacing(audioPath, with: audio) }
         }
         return MuxReport(merge: report, audioDownload: fetched)
-    }
-
-    /// The same merge with local files named by `FilePath`s.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The file whose audio stream becomes the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov.
-    ///   - options: Everything beyond the three paths.
-    ///   - thumbnails: Their size and spacing; unused without `preview`.
-    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
-    ///   - preview: Called with each thumbnail, on the merge's thread.
-    /// - Returns: What was written.
-    /// - Throws: `MediaMuxError`, as the merge with `String` paths does.
-    public func merge(
-        video: FilePath, audio: FilePath, output: FilePath, options: MergeOptions = MergeOptions(),
-        thumbnails: ThumbnailOptions = ThumbnailOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil,
-        preview: (@Sendable (PreviewFrame) -> Void)? = nil
-    ) async throws(MediaMuxError) -> MuxReport {
-        try await merge(
-            video: video.string, audio: audio.string, output: output.string, options: options, thumbnails: thumbnails,
-            progress: progress, preview: preview)
-    }
-
-    /// A merge whose audio is downloaded from `audio`, in one call.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The http(s) URL of the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov.
-    ///   - options: Everything beyond the three paths.
-    ///   - download: How the soundtrack is downloaded.
-    ///   - thumbnails: Their size and spacing; unused without `preview`.
-    ///   - progress: Called with how far the merge has come.
-    ///   - downloadProgress: Called with how far the download has come.
-    ///   - preview: Called with each thumbnail, on the merge's thread.
-    /// - Returns: What was written, and how the audio was downloaded.
-    /// - Throws: `MediaMuxError`, as the merge with a `String` audio does
-    ///   (`.unsupportedURL` for a URL that is not http or https).
-    public func merge(
-        video: FilePath, audio: URL, output: FilePath, options: MergeOptions = MergeOptions(),
-        download: DownloadOptions = DownloadOptions(),
-        thumbnails: ThumbnailOptions = ThumbnailOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (DownloadProgress) -> Void)? = nil,
-        preview: (@Sendable (PreviewFrame) -> Void)? = nil
-    ) async throws(MediaMuxError) -> MuxReport {
-        try await merge(
-            video: video.string, audio: audio.absoluteString, output: output.string, options: options, download: download,
-            thumbnails: thumbnails, progress: progress, downloadProgress: downloadProgress, preview: preview)
-    }
-
-    /// The same merge (audio a file or a URL) as an asynchronous sequence:
-    /// the download's progress, the merge's, then the report (see `ProgressEvents`).
-    /// The merge starts when iteration starts; leaving the loop early cancels it.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The file, or http(s) URL, of the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov.
-    ///   - options: Everything beyond the three paths.
-    ///   - download: How an `audio` URL is downloaded.
-    ///   - thumbnails: Checked as a merge checks them; no thumbnails are made here.
-    /// - Returns: The events; iterating them throws what the merge throws.
-    public func mergeEvents(
-        video: String, audio: String, output: String, options: MergeOptions = MergeOptions(),
-        download: DownloadOptions = DownloadOptions(), thumbnails: ThumbnailOptions = ThumbnailOptions()
-    ) -> ProgressEvents<MuxProgress, MuxReport> {
-        events(for: MergeJob(video: video, audio: audio, output: output, options: options, download: download, thumbnails: thumbnails))
     }
 
     /// Carries out an existing plan; see `MergeEngine.execute(_:progress:)`.

@@ -48,7 +48,7 @@ extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable 
 /// the last event; a failure is thrown from the loop.
 ///
 /// ```swift
-/// for try await event in engine.mergeEvents(video: v, audio: a, output: o) {
+/// for try await event in engine.events(for: MergeJob(video: v, audio: a, output: o)) {
 ///     switch event {
 ///     case .progress(let progress): show(progress.completed ?? 0)
 ///     case .finished(let report): print(report.duration)

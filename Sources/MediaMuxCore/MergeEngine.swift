@@ -134,43 +134,6 @@ public struct MergeEngine: Sendable {
         try await merge(video: video, audio: audio, output: output, options: options, progress: progress, observing: { _, _ in nil })
     }
 
-    /// The same merge with the paths as `FilePath`s; see
-    /// `merge(video:audio:output:options:progress:)`.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The file whose audio stream becomes the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov.
-    ///   - options: Everything beyond the three paths.
-    ///   - progress: Called with how far the merge has come, on the pool thread doing it.
-    /// - Returns: What was written.
-    /// - Throws: `MediaMuxError`, as the merge with `String` paths does.
-    public func merge(
-        video: FilePath, audio: FilePath, output: FilePath, options: MergeOptions = MergeOptions(),
-        progress: (@Sendable (MergeProgress) -> Void)? = nil
-    ) async throws(MediaMuxError) -> MergeReport {
-        try await merge(video: video.string, audio: audio.string, output: output.string, options: options, progress: progress)
-    }
-
-    /// The same merge as an asynchronous sequence: its progress, then its
-    /// report (see `ProgressEvents`). The merge starts when iteration starts;
-    /// leaving the loop early cancels it.
-    ///
-    /// - Parameters:
-    ///   - video: The file whose video stream is copied.
-    ///   - audio: The file whose audio stream becomes the soundtrack.
-    ///   - output: The file to write: .mp4, .m4v or .mov.
-    ///   - options: Everything beyond the three paths.
-    /// - Returns: The events; iterating them throws what
-    ///   `merge(video:audio:output:options:progress:)` throws.
-    public func mergeEvents(
-        video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
-    ) -> ProgressEvents<MergeProgress, MergeReport> {
-        ProgressEvents(subject: output) { progress throws(MediaMuxError) in
-            try await merge(video: video, audio: audio, output: output, options: options, progress: progress)
-        }
-    }
-
     /// Merges as `merge(video:audio:output:options:progress:)` does, as
     /// fragmented MP4 streamed as it is made (see `OutputLayout.fragmented`):
     /// into a Swift server's response, or standard output. Nothing is

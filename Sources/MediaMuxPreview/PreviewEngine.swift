@@ -227,22 +227,19 @@ func checkImageOutput(_ output: String, extensions: [String], overwrite: Bool) t
 }
 
 extension PreviewEngine {
-    /// A short H.264 + AAC MP4 of `path` (libx264, `options.preset`), upright,
-    /// scaled to `options.height`, faststart; written beside `output` and
-    /// moved into place when complete.
+    /// Runs a preview clip job: a short H.264 + AAC MP4 of `job.input`
+    /// (libx264, `job.options.preset`), upright, scaled to
+    /// `job.options.height`, faststart; written beside `job.output` and moved
+    /// into place when complete. The one clip entry: the other forms go through it.
     ///
     /// `progress` counts frames encoded, its fraction the part of the clip's
     /// time encoded (how many frames there are is known at the end); it runs
     /// on the pool thread doing the work, one report at a time. Cancelling
-    /// the Task throws `MediaMuxError.cancelled(path:)` naming `path`, and
+    /// the Task throws `MediaMuxError.cancelled(path:)` naming `job.input`, and
     /// leaves neither the clip nor its temporary file.
     ///
     /// - Parameters:
-    ///   - path: The video file; its first video stream is used, and its
-    ///     first audio stream when it plays during the clip.
-    ///   - output: The clip to write; its name must end in .mp4, .m4v or .mov.
-    ///   - options: Where the clip starts, how long it lasts, its height and encoding.
-    ///   - overwrite: Replace an existing clip instead of failing.
+    ///   - job: The video, the clip to write and how.
     ///   - progress: Called with the frames encoded so far.
     /// - Returns: What was written: the span shown, the picture size, the
     ///   frames, whether it has sound.
@@ -250,44 +247,54 @@ extension PreviewEngine {
     ///   .mp4, .m4v or .mov, a duration of zero or less, a height outside
     ///   2-4320, a crf outside 0-51, or a start before zero or past the end;
     ///   `.outputDirectoryMissing`, `.outputNotWritable` or `.outputExists`
-    ///   (without `overwrite`) for the output;
+    ///   (without `job.overwrite`) for the output;
     ///   `.fileNotFound`, `.notAFile`, `.unreadable`, `.notMedia` or
-    ///   `.damaged` when `path` cannot be read as media; `.noStream` when it
+    ///   `.damaged` when `job.input` cannot be read as media; `.noStream` when it
     ///   has no video stream; `.unknownDuration` when the video's length is
     ///   not known; `.damaged` when no picture can be decoded in the span;
     ///   `.ffmpeg` when this FFmpeg lacks libx264 or decoding or encoding
-    ///   fails; `.cancelled` naming `path`; `.runtimeStopped` when the
+    ///   fails; `.cancelled` naming `job.input`; `.runtimeStopped` when the
     ///   runtime's thread pool has shut down.
     public func previewClip(
-        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
-        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+        _ job: PreviewClipJob, progress: (@Sendable (PreviewProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> PreviewClipReport {
-        try await work(on: path) { flag in
-            try checkImageOutput(output, extensions: MergePlan.Container.allExtensions, overwrite: overwrite)
-            let info = try Prober(cancellation: flag).probe(path: path)
-            let plan = try PreviewPlanner.clipPlan(info, output: output, options: options, overwrite: overwrite)
+        try await work(on: job.input) { flag in
+            try checkImageOutput(job.output, extensions: MergePlan.Container.allExtensions, overwrite: job.overwrite)
+            let info = try Prober(cancellation: flag).probe(path: job.input)
+            let plan = try PreviewPlanner.clipPlan(info, output: job.output, options: job.options, overwrite: job.overwrite)
             return try ClipWriter(plan: plan, threads: runtime.decodingThreads, cancellation: flag, progress: progress).run()
         }
     }
 
-    /// `previewClip` as an asynchronous sequence: its progress, then its
-    /// report as the last event; a failure is thrown from the loop. The
-    /// clip is made when iteration starts. Ending the loop early (a `break`,
-    /// or cancelling the iterating task) cancels it: no clip and no
-    /// temporary file stay behind.
+    /// A preview clip of `path`: a thin wrapper over `previewClip(_:progress:)`
+    /// with `PreviewClipJob(input:output:options:overwrite:)`.
     ///
     /// - Parameters:
     ///   - path: The video file.
     ///   - output: The clip to write: .mp4, .m4v or .mov.
     ///   - options: Where the clip starts, how long it lasts, its height and encoding.
     ///   - overwrite: Replace an existing clip instead of failing.
-    /// - Returns: The events; iterating them throws what
-    ///   `previewClip(of:output:options:overwrite:progress:)` throws.
-    public func previewClipEvents(
-        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(), overwrite: Bool = false
-    ) -> ProgressEvents<PreviewProgress, PreviewClipReport> {
-        ProgressEvents(subject: path) { progress throws(MediaMuxError) in
-            try await previewClip(of: path, output: output, options: options, overwrite: overwrite, progress: progress)
+    ///   - progress: Called with the frames encoded so far.
+    /// - Returns: What was written.
+    /// - Throws: `MediaMuxError`, as `previewClip(_:progress:)` does.
+    public func previewClip(
+        of path: String, output: String, options: PreviewClipOptions = PreviewClipOptions(),
+        overwrite: Bool = false, progress: (@Sendable (PreviewProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> PreviewClipReport {
+        try await previewClip(PreviewClipJob(input: path, output: output, options: options, overwrite: overwrite), progress: progress)
+    }
+
+    /// A preview clip job as an asynchronous sequence: its progress, then
+    /// its report as the last event; a failure is thrown from the loop. The
+    /// clip is made when iteration starts. Ending the loop early (a `break`,
+    /// or cancelling the iterating task) cancels it: no clip and no
+    /// temporary file stay behind.
+    ///
+    /// - Parameter job: The video, the clip to write and how.
+    /// - Returns: The events; iterating them throws what `previewClip(_:progress:)` throws.
+    public func events(for job: PreviewClipJob) -> ProgressEvents<PreviewProgress, PreviewClipReport> {
+        ProgressEvents(subject: job.input) { progress throws(MediaMuxError) in
+            try await previewClip(job, progress: progress)
         }
     }
 

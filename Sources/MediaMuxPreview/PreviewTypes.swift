@@ -198,6 +198,34 @@ public struct PreviewClipOptions: Sendable, Equatable {
     }
 }
 
+/// One preview clip, everything it needs in one value: the video, the clip
+/// to write and how. Run it with `PreviewEngine.previewClip(_:progress:)`,
+/// or as a stream of events with `PreviewEngine.events(for:)`.
+public struct PreviewClipJob: Sendable, Equatable {
+    /// The video file: its first video stream, and its first audio stream when it plays during the clip.
+    public var input: String
+    /// The clip to write: .mp4, .m4v or .mov.
+    public var output: String
+    /// Where the clip starts, how long it lasts, its height and encoding.
+    public var options: PreviewClipOptions
+    /// Replace an existing clip instead of failing.
+    public var overwrite: Bool
+
+    /// A preview clip job.
+    ///
+    /// - Parameters:
+    ///   - input: The video file.
+    ///   - output: The clip to write: .mp4, .m4v or .mov.
+    ///   - options: Where the clip starts, how long it lasts, its height and encoding.
+    ///   - overwrite: Replace an existing clip instead of failing.
+    public init(input: String, output: String, options: PreviewClipOptions = PreviewClipOptions(), overwrite: Bool = false) {
+        self.input = input
+        self.output = output
+        self.options = options
+        self.overwrite = overwrite
+    }
+}
+
 /// What `previewClip` wrote: the span of the input it shows, its picture
 /// size, its frames and whether it has sound.
 public struct PreviewClipReport: Sendable, Equatable {

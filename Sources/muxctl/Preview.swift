@@ -83,7 +83,8 @@ extension MuxCtl {
                 let options = PreviewClipOptions(
                     start: MediaTime(seconds: start ?? 0), duration: MediaTime(seconds: seconds ?? 5), height: height ?? 360)
                 let report = try await runReportingErrors { [input, force] in
-                    try await engine.previews.previewClip(of: input, output: clip, options: options, overwrite: force) { show($0, "encoding") }
+                    let job = PreviewClipJob(input: input, output: clip, options: options, overwrite: force)
+                    return try await engine.previews.previewClip(job) { show($0, "encoding") }
                 }
                 summary = PreviewSummary(clip: report)
             } else if let sheet {

@@ -108,7 +108,7 @@ import Testing
             let task = Task {
                 await Self.outcome {
                     _ = try await engine.merge(video: Self.video, audio: audio, output: output, progress: { progress in
-                        if cancels && progress.fraction > 0.1 { canceller.cancel() }
+                        if cancels, case .merging(let step) = progress, step.fraction > 0.1 { canceller.cancel() }
                     })
                     return try Self.read(output)
                 }

@@ -49,7 +49,7 @@ struct FragmentedOutputTests {
         let report = try await engine.merge(video: video, audio: audio, output: fragmented, options: options)
         let pieces = NIOLockedValueBox<[UInt8]>([])
         let stream = MergeStream(name: "the test's writer") { piece in pieces.withLockedValue { $0 += piece } }
-        let streamReport = try await engine.merge(video: video, audio: audio, to: stream, options: job.options)
+        let streamReport = try await engine.merge(MergeJob(video: video, audio: audio, output: .stream(stream), options: job.options))
         return Outputs(movie: movie, fragmented: fragmented, streamed: pieces.withLockedValue { $0 }, report: report.merge, streamReport: streamReport.merge)
     }
 
@@ -277,7 +277,7 @@ struct FragmentedOutputTests {
             if count.withLockedValue({ $0 += 1; return $0 }) == 2 { throw Stop() }
         }
         await #expect {
-            _ = try await MuxEngine().merge(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), to: stream)
+            _ = try await MuxEngine().merge(MergeJob(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: .stream(stream)))
         } throws: { error in
             guard let error = error as? MediaMuxError, case .outputNotWritable(let path, let reason) = error.failure else { return false }
             return path == "response" && reason.contains("Stop")
@@ -292,7 +292,7 @@ struct FragmentedOutputTests {
             try await Task.sleep(for: .seconds(30))
         }
         let task = Task {
-            try await MuxEngine().merge(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), to: stream)
+            try await MuxEngine().merge(MergeJob(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: .stream(stream)))
         }
         while !started.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         task.cancel()

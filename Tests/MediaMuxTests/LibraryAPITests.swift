@@ -50,14 +50,13 @@ struct LibraryAPITests {
         try await DownloadTests.withServer { server, folder in
             server.serve("/song.m4a", body: DownloadTests.small)
             let fromFile = folder.path("from-file.mp4")
-            let local = try await MuxEngine().merge(video: FilePath(Self.video), audio: FilePath(Self.audio), output: FilePath(fromFile))
+            let local = try await MuxEngine().merge(video: Self.video, audio: Self.audio, output: fromFile)
             #expect(local.audioDownload == nil)
 
-            // Cached: the URL as a URL.
+            // Cached, as a job with its download options.
             let cached = folder.path("cached.mp4")
-            let url = try #require(URL(string: server.url("/song.m4a")))
             let report = try await MuxEngine().merge(
-                video: FilePath(Self.video), audio: url, output: FilePath(cached), download: DownloadTests.options(folder))
+                MergeJob(video: Self.video, audio: server.url("/song.m4a"), output: cached, download: DownloadTests.options(folder)))
             #expect(report.audioDownload?.url == server.url("/song.m4a"))
             // The report names the soundtrack as the caller did; the download says where its bytes are.
             #expect(report.audio.source == server.url("/song.m4a") && report.video.source == Self.video)
@@ -70,9 +69,10 @@ struct LibraryAPITests {
             try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
             let downloaded = Locked<Int64>(0)
             let onceReport = try await MuxEngine().merge(
-                video: Self.video, audio: server.url("/song.m4a"), output: once,
-                download: DownloadTests.options(folder, useCache: false),
-                downloadProgress: { progress in downloaded.withLock { $0 = max($0, progress.bytesReceived) } })
+                MergeJob(video: Self.video, audio: server.url("/song.m4a"), output: once, download: DownloadTests.options(folder, useCache: false)),
+                progress: { progress in
+                    if case .downloading(let step) = progress { downloaded.withLock { $0 = max($0, step.bytesReceived) } }
+                })
             #expect(onceReport.audioDownload?.bytes == Int64(DownloadTests.small.count))
             #expect(onceReport.audio.source == server.url("/song.m4a"))
             #expect(downloaded.withLock { $0 } == Int64(DownloadTests.small.count))
@@ -98,7 +98,7 @@ struct LibraryAPITests {
         let folder = try TemporaryFolder()
         do {
             _ = try await MuxEngine().merge(
-                video: FilePath(Self.video), audio: URL(fileURLWithPath: Self.audio), output: FilePath(folder.path("o.mp4")))
+                video: Self.video, audio: URL(fileURLWithPath: Self.audio).absoluteString, output: folder.path("o.mp4"))
             Issue.record("a file: URL was merged")
         } catch {
             // Typed: `error` is a MediaMuxError without a cast.
@@ -127,11 +127,13 @@ struct LibraryAPITests {
     @Test func mergeAsASequenceOfEvents() async throws {
         let folder = try TemporaryFolder()
         var progress: [MergeProgress] = []
-        var finished: MergeReport?
-        for try await event in MergeEngine().mergeEvents(video: Self.video, audio: Self.audio, output: folder.path("o.mp4")) {
+        var finished: MuxReport?
+        let job = MergeJob(video: Self.video, audio: Self.audio, output: folder.path("o.mp4"))
+        for try await event in MuxEngine().events(for: job) {
             #expect(finished == nil, "an event after the result")
             switch event {
-            case .progress(let step): progress.append(step)
+            case .progress(.merging(let step)): progress.append(step)
+            case .progress(.downloading): Issue.record("a download for a file")
             case .finished(let report): finished = report
             }
         }
@@ -143,7 +145,7 @@ struct LibraryAPITests {
 
         // A second iteration runs the call again: the output now exists.
         do {
-            for try await _ in MergeEngine().mergeEvents(video: Self.video, audio: Self.audio, output: folder.path("o.mp4")) {}
+            for try await _ in MuxEngine().events(for: job) {}
             Issue.record("merged over an existing output")
         } catch {
             #expect(error == .outputExists(path: folder.path("o.mp4")))
@@ -217,9 +219,9 @@ struct LibraryAPITests {
             server.inject("/song.m4a", [.stallAfter(bytes: 4096, seconds: 600)])
             try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
             let output = folder.path("out/o.mp4")
-            let events = MuxEngine().mergeEvents(
+            let events = MuxEngine().events(for: MergeJob(
                 video: Self.video, audio: server.url("/song.m4a"), output: output,
-                download: DownloadTests.options(folder, useCache: false))
+                download: DownloadTests.options(folder, useCache: false)))
             let (started, signal) = AsyncStream<Void>.makeStream()
             let iteration = Task {
                 for try await event in events {

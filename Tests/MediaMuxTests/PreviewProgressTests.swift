@@ -71,8 +71,8 @@ struct PreviewProgressTests {
         let output = folder.path("clip.mp4")
         var fractions: [Double] = []
         var report: PreviewClipReport?
-        let events = MuxEngine().previews.previewClipEvents(
-            of: Self.frameIndex, output: output, options: PreviewClipOptions(start: 1, duration: 1, height: 90))
+        let events = MuxEngine().previews.events(
+            for: PreviewClipJob(input: Self.frameIndex, output: output, options: PreviewClipOptions(start: 1, duration: 1, height: 90)))
         for try await event in events {
             #expect(report == nil, "an event after the report")
             switch event {
@@ -114,7 +114,7 @@ struct PreviewProgressTests {
         let engine = MuxEngine(runtime: MediaRuntime(threadPool: pool))
         let folder = try TemporaryFolder()
         // The whole iPhone video at 360 lines: seconds of work.
-        let events = engine.previews.previewClipEvents(of: Self.iphone, output: folder.path("clip.mp4"), options: PreviewClipOptions(duration: 10))
+        let events = engine.previews.events(for: PreviewClipJob(input: Self.iphone, output: folder.path("clip.mp4"), options: PreviewClipOptions(duration: 10)))
         let brokeOut = try await Task(executorPreference: executor) { try await Self.breakAtFirstProgress(events) }.value
         try await pool.shutdownGracefully()
         #expect(brokeOut, "the clip finished before its first progress was seen")

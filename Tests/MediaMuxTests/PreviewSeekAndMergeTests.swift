@@ -59,9 +59,10 @@ struct PreviewSeekAndMergeTests {
         let folder = try TemporaryFolder()
         let collected = Collected()
         let report = try await MuxEngine().merge(
-            video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            thumbnails: ThumbnailOptions(size: 160),
-            preview: { collected.add($0) })
+            MergeJob(
+                video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
+                thumbnails: ThumbnailOptions(size: 160)),
+            thumbnail: { collected.add($0) })
         #expect(report.duration == MediaTime(value: 4, timescale: 1))
         let frames = collected.all
         #expect(frames.map(\.time) == [0, 1, 2, 3].map { MediaTime(value: $0, timescale: 1) })
@@ -75,9 +76,10 @@ struct PreviewSeekAndMergeTests {
         let folder = try TemporaryFolder()
         let collected = Collected()
         _ = try await MuxEngine().merge(
-            video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            thumbnails: ThumbnailOptions(size: 80, every: 1.5),
-            preview: { collected.add($0) })
+            MergeJob(
+                video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
+                thumbnails: ThumbnailOptions(size: 80, every: 1.5)),
+            thumbnail: { collected.add($0) })
         #expect(collected.all.map(\.time.seconds) == [0, 2])
     }
 
@@ -89,9 +91,10 @@ struct PreviewSeekAndMergeTests {
         let folder = try TemporaryFolder()
         let collected = Collected()
         let report = try await MuxEngine().merge(
-            video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-            options: MergeOptions(orientation: orientation), thumbnails: ThumbnailOptions(size: 160),
-            preview: { collected.add($0) })
+            MergeJob(
+                video: Fixtures.path("h264_rot90.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
+                options: MergeOptions(orientation: orientation), thumbnails: ThumbnailOptions(size: 160)),
+            thumbnail: { collected.add($0) })
         #expect(report.rotation.degrees == rotation)
         let frames = collected.all
         #expect(!frames.isEmpty)
@@ -103,8 +106,9 @@ struct PreviewSeekAndMergeTests {
         let folder = try TemporaryFolder()
         await #expect(throws: MediaMuxError.self) {
             _ = try await MuxEngine().merge(
-                video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
-                thumbnails: ThumbnailOptions(size: 0))
+                MergeJob(
+                    video: Self.frameIndex, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("out.mp4"),
+                    thumbnails: ThumbnailOptions(size: 0)))
         }
         #expect(folder.contents.isEmpty)
     }

@@ -336,7 +336,7 @@ struct ReframeTests {
         let seen = Locked<[MergeProgress]>([])
         _ = try await MuxEngine().merge(
             video: Self.phone, audio: Self.song, output: folder.path("o.mp4"), options: MergeOptions(orientation: .landscape),
-            progress: { progress in seen.withLock { $0.append(progress) } })
+            progress: { progress in if case .merging(let step) = progress { seen.withLock { $0.append(step) } } })
         let reports = seen.withLock { $0 }
         #expect(reports.allSatisfy { $0.framesPlanned == 90 })
         #expect(reports.last?.framesEncoded == 90)
@@ -354,7 +354,7 @@ struct ReframeTests {
             try await MuxEngine().merge(
                 video: Self.phone, audio: Self.song, output: output, options: MergeOptions(orientation: .landscape),
                 progress: { progress in
-                    guard let frames = progress.framesEncoded, frames > 0 else { return }
+                    guard case .merging(let step) = progress, let frames = step.framesEncoded, frames > 0 else { return }
                     let task = state.withLock { state -> Task<MuxReport, any Error>? in
                         guard !state.asked else { return nil }
                         state.asked = true

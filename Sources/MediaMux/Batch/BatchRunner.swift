@@ -155,7 +155,7 @@ extension MuxEngine {
                 .clip, settings: job.settings.clip, source: sourceStamp, output: clip.path, recorded: \.clip, reported: \.clip,
                 steps: steps, record: &record, report: &report
             ) {
-                ClipFacts(try await previews.previewClip(of: source, output: clip.path, options: clip.options, overwrite: true))
+                ClipFacts(try await previews.previewClip(PreviewClipJob(input: source, output: clip.path, options: clip.options, overwrite: true)))
             }
         }
         if report.status != .failed, report.steps.contains(where: { $0.outcome == .done }) { report.status = .done }
