@@ -56,47 +56,39 @@ final class Scaler {
     }
 }
 
-/// Copies a picture of `width` x `height` pixels, turning it clockwise by
-/// `rotation` (0, 90, 180, 270). The destination is `height` x `width` when
-/// the turn is a quarter.
+/// Copies a picture of `width` x `height` pixels, turned and mirrored as
+/// `turn` says (the core's rule, which a merge's re-framing and a preview
+/// clip turn by too). The destination is `height` x `width` when the turn
+/// swaps the sides.
 func turnPicture(
     from source: UnsafePointer<UInt8>, sourceStride: Int, width: Int, height: Int, bytesPerPixel: Int,
-    rotation: Int, into destination: UnsafeMutablePointer<UInt8>, destinationStride: Int
+    turn: PictureTurn, into destination: UnsafeMutablePointer<UInt8>, destinationStride: Int
 ) {
-    let rowBytes = width * bytesPerPixel
-    switch rotation {
-    case 90:
-        // The top row becomes the right-hand column: out(x, y) = in(y, height - 1 - x).
-        for y in 0..<width {
-            let out = destination + y * destinationStride
-            let column = source + y * bytesPerPixel
-            for x in 0..<height {
-                let from = column + (height - 1 - x) * sourceStride
-                for byte in 0..<bytesPerPixel { out[x * bytesPerPixel + byte] = from[byte] }
-            }
-        }
-    case 180:
+    guard turn != .none else {
         for y in 0..<height {
-            let out = destination + y * destinationStride
-            let row = source + (height - 1 - y) * sourceStride
-            for x in 0..<width {
-                let from = row + (width - 1 - x) * bytesPerPixel
-                for byte in 0..<bytesPerPixel { out[x * bytesPerPixel + byte] = from[byte] }
-            }
+            (destination + y * destinationStride).update(from: source + y * sourceStride, count: width * bytesPerPixel)
         }
-    case 270:
-        // The top row becomes the left-hand column, read bottom up: out(x, y) = in(width - 1 - y, x).
-        for y in 0..<width {
-            let out = destination + y * destinationStride
-            let column = source + (width - 1 - y) * bytesPerPixel
-            for x in 0..<height {
-                let from = column + x * sourceStride
-                for byte in 0..<bytesPerPixel { out[x * bytesPerPixel + byte] = from[byte] }
-            }
-        }
-    default:
-        for y in 0..<height {
-            (destination + y * destinationStride).update(from: source + y * sourceStride, count: rowBytes)
+        return
+    }
+    // Where the pixel shown at (x, y) comes from, as libavfilter's transpose and flips take it.
+    let (last, bottom) = (width - 1, height - 1)
+    let from: (Int, Int) -> (Int, Int)
+    switch turn {
+    case .none, .clockwise90: from = { x, y in (y, bottom - x) }  // the top row becomes the right-hand column
+    case .half: from = { x, y in (last - x, bottom - y) }
+    case .clockwise270: from = { x, y in (last - y, x) }  // the top row becomes the left-hand column, bottom up
+    case .mirrored: from = { x, y in (last - x, y) }
+    case .flipped: from = { x, y in (x, bottom - y) }
+    case .transposed: from = { x, y in (y, x) }
+    case .antitransposed: from = { x, y in (last - y, bottom - x) }
+    }
+    let (shownWidth, shownHeight) = turn.swapsSides ? (height, width) : (width, height)
+    for y in 0..<shownHeight {
+        let out = destination + y * destinationStride
+        for x in 0..<shownWidth {
+            let (sourceX, sourceY) = from(x, y)
+            let pixel = source + sourceY * sourceStride + sourceX * bytesPerPixel
+            for byte in 0..<bytesPerPixel { out[x * bytesPerPixel + byte] = pixel[byte] }
         }
     }
 }
@@ -137,7 +129,7 @@ final class PictureConverter {
         let pixels = [UInt8](unsafeUninitializedCapacity: picture.width * picture.height * bytesPerPixel) { buffer, count in
             turnPicture(
                 from: scratch, sourceStride: scratchStride, width: picture.scaledWidth, height: picture.scaledHeight,
-                bytesPerPixel: bytesPerPixel, rotation: picture.rotation,
+                bytesPerPixel: bytesPerPixel, turn: picture.turn,
                 into: buffer.baseAddress!, destinationStride: picture.width * bytesPerPixel)
             count = buffer.count
         }

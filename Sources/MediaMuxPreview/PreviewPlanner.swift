@@ -48,7 +48,7 @@ struct FramePlan: Equatable, Sendable {
 }
 
 /// How a job's pictures are made: scaled to `scaledWidth` x `scaledHeight`
-/// in coded orientation, then turned clockwise by `rotation` into the upright
+/// in coded orientation, then turned (and mirrored) by `turn` into the upright
 /// `width` x `height` handed out (the longest side at the size asked for, or
 /// the display size).
 public struct PictureSize: Equatable, Sendable {
@@ -60,34 +60,34 @@ public struct PictureSize: Equatable, Sendable {
     public internal(set) var scaledWidth: Int
     /// Pixels down as scaled, before the turn.
     public internal(set) var scaledHeight: Int
-    /// 0, 90, 180 or 270.
-    public internal(set) var rotation: Int
+    /// What shows the scaled picture upright: the core's turn, mirrors included.
+    public internal(set) var turn: PictureTurn
 
     /// Sides never exceed this, whatever the source's pixel aspect says.
     static let largest = 16384
 
-    /// Pictures `width` x `height` upright, turned clockwise by `rotation`
-    /// (0, 90, 180 or 270) from how they are scaled: for tests that fake a plan.
+    /// Pictures `width` x `height` upright, made by `turn` from how they
+    /// are scaled: for tests that fake a plan.
     ///
     /// - Parameters:
     ///   - width: Pixels across, upright.
     ///   - height: Pixels down, upright.
-    ///   - rotation: The clockwise turn from the scaled picture to the upright one.
-    public init(width: Int, height: Int, rotation: Int) {
+    ///   - turn: The turn (and mirror) from the scaled picture to the upright one.
+    public init(width: Int, height: Int, turn: PictureTurn) {
         self.width = width
         self.height = height
-        self.rotation = rotation
-        (scaledWidth, scaledHeight) = rotation % 180 != 0 ? (height, width) : (width, height)
+        self.turn = turn
+        (scaledWidth, scaledHeight) = turn.swapsSides ? (height, width) : (width, height)
     }
 
     /// `even` rounds both sides to even numbers, as 4:2:0 encoders need.
-    init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, rotation: Int, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
+    init(codedWidth: Int, codedHeight: Int, aspect: PixelAspect, turn: PictureTurn, longest: Int?, height fixedHeight: Int? = nil, even: Bool = false) {
         // A source without a size (which the planners refuse first) counts as one pixel.
-        self.rotation = rotation
+        self.turn = turn
         let codedWidth = max(codedWidth, 1)
         let codedHeight = max(codedHeight, 1)
         let displayWidth = Double(codedWidth) * aspect.ratio
-        let turned = rotation % 180 != 0
+        let turned = turn.swapsSides
         let (uprightWidth, uprightHeight) = turned ? (Double(codedHeight), displayWidth) : (displayWidth, Double(codedHeight))
         let factor: Double
         let fixedHeight = fixedHeight.map { even ? max(2, $0 / 2 * 2) : $0 }
@@ -141,7 +141,7 @@ struct PreviewPlanner {
         let moments = try self.moments(options.selection, duration: duration, path: info.path)
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
-            rotation: stream.rotation, longest: options.size)
+            turn: stream.uprightTurn, longest: options.size)
         return framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: options.layout, paced: options.paced)
     }
 
@@ -313,7 +313,7 @@ extension PreviewPlanner {
         let clipEnd = min(options.start + options.duration, videoDuration)
         let size = PictureSize(
             codedWidth: stream.width ?? 0, codedHeight: stream.height ?? 0, aspect: stream.pixelAspect,
-            rotation: stream.rotation, longest: nil, height: options.height, even: true)
+            turn: stream.uprightTurn, longest: nil, height: options.height, even: true)
         let frames = framePlan(info.path, stream, duration: duration, moments: moments, size: size, layout: .rgb, paced: false)
         // The first audio stream comes along when it plays during the clip, as
         // stereo (or mono) AAC at its own rate where AAC has it. Times of both

@@ -50,7 +50,7 @@ public struct ThumbnailPlan: Sendable, Equatable {
         let frame = plan.video.reframing?.frame
         picture = PictureSize(
             codedWidth: frame?.width ?? width, codedHeight: frame?.height ?? height, aspect: frame == nil ? video.pixelAspect : PixelAspect(),
-            rotation: plan.rotation.degrees, longest: options.size)
+            turn: plan.rotation.turn(of: video), longest: options.size)
         most = Int(min(9999, end.seconds / every + 1))
     }
 }

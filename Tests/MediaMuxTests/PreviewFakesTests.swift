@@ -12,9 +12,9 @@ struct PreviewFakesTests {
         #expect(clip.duration == MediaTime(value: 5, timescale: 2) && clip.videoFrames == 75 && clip.hasAudio)
         let progress = PreviewProgress(done: 3, total: 12, fraction: 0.25)
         #expect(progress.total == 12 && progress.fraction == 0.25)
-        let turned = PictureSize(width: 120, height: 160, rotation: 90)
+        let turned = PictureSize(width: 120, height: 160, turn: .clockwise90)
         #expect([turned.scaledWidth, turned.scaledHeight] == [160, 120])
-        let upright = PictureSize(width: 120, height: 160, rotation: 180)
+        let upright = PictureSize(width: 120, height: 160, turn: .half)
         #expect([upright.scaledWidth, upright.scaledHeight] == [120, 160])
     }
 }

@@ -695,16 +695,16 @@ struct PreviewTests {
 
     @Test func planSizes() {
         // The iPhone video: 1920x1080 coded, a quarter turn, clip height 360.
-        let clip = PictureSize(codedWidth: 1920, codedHeight: 1080, aspect: PixelAspect(), rotation: 90, longest: nil, height: 360, even: true)
+        let clip = PictureSize(codedWidth: 1920, codedHeight: 1080, aspect: PixelAspect(), turn: .clockwise90, longest: nil, height: 360, even: true)
         #expect([clip.width, clip.height, clip.scaledWidth, clip.scaledHeight] == [202, 360, 360, 202] as [Int])
-        let anamorphic = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), rotation: 0, longest: nil)
+        let anamorphic = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), turn: .none, longest: nil)
         #expect([anamorphic.width, anamorphic.height] == [160, 90] as [Int])
-        let turned = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), rotation: 270, longest: 45)
+        let turned = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), turn: .clockwise270, longest: 45)
         #expect([turned.width, turned.height, turned.scaledWidth, turned.scaledHeight] == [25, 45, 45, 25] as [Int])
         // An odd clip height becomes even; the width follows the height used (90: 16:9 gives 160).
-        let odd = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), rotation: 0, longest: nil, height: 91, even: true)
+        let odd = PictureSize(codedWidth: 120, codedHeight: 90, aspect: PixelAspect(width: 4, height: 3), turn: .none, longest: nil, height: 91, even: true)
         #expect([odd.width, odd.height] == [160, 90] as [Int])
-        let tiny = PictureSize(codedWidth: 4000, codedHeight: 10, aspect: PixelAspect(), rotation: 0, longest: 100, even: true)
+        let tiny = PictureSize(codedWidth: 4000, codedHeight: 10, aspect: PixelAspect(), turn: .none, longest: 100, even: true)
         #expect([tiny.width, tiny.height] == [100, 2] as [Int])
     }
 

@@ -191,6 +191,40 @@ struct ReframeTests {
         #expect(undone >= 20 && undone > kept + 15, "against the source mirrored \(undone) dB, as coded \(kept) dB")
     }
 
+    /// Frames, and a merge's thumbnails of a copy (which keeps the source's
+    /// matrix), are turned by the same rule: the mirrored file's pictures are
+    /// the plain file's, mirrored back pixel for pixel.
+    @Test func framesAndThumbnailsUndoAMirror() async throws {
+        let folder = try TemporaryFolder()
+        let mirrored = try Self.mirroredFixture(in: folder)
+        let plain = Fixtures.path("h264_bframes_aac.mp4")
+        let options = FrameOptions(selection: .times([0, 1]), size: nil)
+        let expected = try await PreviewTests.collect(plain, options).map { Self.mirroredPixels($0) }
+        let shown = try await PreviewTests.collect(mirrored, options).map(\.pixels)
+        #expect(expected.count == 2 && shown == expected)
+        #expect(try await PreviewTests.collect(plain, options).map(\.pixels) != shown, "a picture that is its own mirror")
+
+        let thumbnails = Locked<[PreviewFrame]>([])
+        let job = MergeJob(video: mirrored, audio: Self.song, output: folder.path("copied.mp4"), thumbnails: ThumbnailOptions(size: 320, every: 1))
+        _ = try await MuxEngine().merge(job, thumbnail: { frame in thumbnails.withLock { $0.append(frame) } })
+        let first = try #require(thumbnails.withLock { $0 }.first)
+        #expect(first.time == 0 && first.width == 320 && first.height == 240)
+        #expect(first.pixels == expected.first)
+    }
+
+    /// An RGB(A) picture's pixels mirrored left to right.
+    static func mirroredPixels(_ frame: PreviewFrame) -> [UInt8] {
+        let size = frame.layout.bytesPerPixel
+        var out = frame.pixels
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                let to = (y * frame.width + x) * size, from = (y * frame.width + frame.width - 1 - x) * size
+                for byte in 0..<size { out[to + byte] = frame.pixels[from + byte] }
+            }
+        }
+        return out
+    }
+
     /// The B-frame fixture (320x240) with a matrix that mirrors it left to right.
     static func mirroredFixture(in folder: TemporaryFolder) throws -> String {
         let mirrored = folder.path("mirrored.mp4")

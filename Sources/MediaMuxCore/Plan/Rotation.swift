@@ -33,6 +33,13 @@ public struct RotationDecision: Sendable, Equatable {
         self.keepsSourceMatrix = keepsSourceMatrix
         self.reframedBy = reframedBy
     }
+
+    /// What shows the written video upright, copied from `source`: the
+    /// source's own turn where its matrix is written as it is, else a pure
+    /// rotation of `degrees` (none for a video re-framed upright).
+    package func turn(of source: StreamInfo) -> PictureTurn {
+        keepsSourceMatrix ? source.uprightTurn : PictureTurn(clockwise: degrees)
+    }
 }
 
 /// The shape of a picture as players show it. Square counts as landscape.
@@ -119,7 +126,7 @@ public enum PictureTurn: String, Sendable, Equatable, CaseIterable {
     }
 
     /// A pure rotation of `degrees` clockwise.
-    init(clockwise degrees: Int) {
+    package init(clockwise degrees: Int) {
         switch (degrees % 360 + 360) % 360 {
         case 90: self = .clockwise90
         case 180: self = .half
