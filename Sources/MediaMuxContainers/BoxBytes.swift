@@ -15,6 +15,42 @@ package enum BoxFailure: Error, CustomStringConvertible {
     }
 }
 
+/// A box's header, as the bytes at the start of a box give it: every box
+/// MediaMux reads (a tree, the moov found in a file, a fragment, the muxer's
+/// own stream) is measured here.
+package struct BoxHeader: Equatable, Sendable {
+    /// The four characters, each byte one character.
+    package var type: String
+    /// The whole box, header included.
+    package var size: Int64
+    /// 8, or 16 with a 64-bit size.
+    package var headerSize: Int
+
+    package init(type: String, size: Int64, headerSize: Int) {
+        (self.type, self.size, self.headerSize) = (type, size, headerSize)
+    }
+
+    /// The header at `offset` in `bytes`; nil when the bytes end inside it.
+    /// A size of 0 (the box runs to the end of what holds it) becomes
+    /// `extent`, the bytes from `offset` to that end; with no extent known
+    /// it stays 0. The size is not checked against anything: each reader
+    /// says what it makes of a box too small or past the end.
+    package init?<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int, extent: Int64?) where Bytes.Index == Int {
+        guard bytes.endIndex - offset >= 8 else { return nil }
+        var size = Int64(BoxBuffer.be32(bytes, offset))
+        headerSize = 8
+        if size == 1 {
+            guard bytes.endIndex - offset >= 16 else { return nil }
+            size = Int64(clamping: BoxBuffer.be64(bytes, offset + 8))
+            headerSize = 16
+        } else if size == 0, let extent {
+            size = extent
+        }
+        self.size = size
+        type = String(String.UnicodeScalarView((offset + 4..<offset + 8).map { Unicode.Scalar(bytes[$0]) }))
+    }
+}
+
 /// Big-endian reads and in-place writes of the integers boxes are made of.
 /// Boxes are built with `[UInt8].appendBigEndian` and `BoxNode.fullBox`
 /// below: every byte MediaMux writes into a box goes through this file.

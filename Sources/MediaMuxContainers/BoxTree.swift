@@ -41,19 +41,13 @@ package struct BoxNode: Sendable, Equatable {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
             guard bytes.endIndex - offset >= 8 else { throw BoxFailure.malformed("\(bytes.endIndex - offset) stray bytes") }
-            var size = Int(BoxBuffer.be32(bytes, offset))
-            var header = 8
-            if size == 1 {
-                guard bytes.endIndex - offset >= 16 else { throw BoxFailure.malformed("truncated box header") }
-                size = Int(clamping: BoxBuffer.be64(bytes, offset + 8))
-                header = 16
-            } else if size == 0 {
-                size = bytes.endIndex - offset
+            guard let box = BoxHeader(bytes, at: offset, extent: Int64(bytes.endIndex - offset)) else {
+                throw BoxFailure.malformed("truncated box header")
             }
-            guard size >= header, size <= bytes.endIndex - offset else { throw BoxFailure.malformed("a box overruns its parent") }
-            let type = typeName(bytes[(offset + 4)..<(offset + 8)])
-            let payload = bytes[(offset + header)..<(offset + size)]
-            nodes.append(node(type: type, payload: payload, depth: depth, container: container))
+            let size = Int(box.size)
+            guard size >= box.headerSize, size <= bytes.endIndex - offset else { throw BoxFailure.malformed("a box overruns its parent") }
+            let payload = bytes[(offset + box.headerSize)..<(offset + size)]
+            nodes.append(node(type: box.type, payload: payload, depth: depth, container: container))
             offset += size
         }
         return nodes

@@ -23,17 +23,12 @@ package func readMovieBox(descriptor: Int32) throws -> MovieBox {
     let fileSize = Int(fileLength(descriptor))
     while offset + 8 <= fileSize {
         guard let header = readBytes(descriptor, count: 16, at: Int64(offset)), header.count >= 8 else { break }
-        var size = Int(BoxBuffer.be32(header, 0))
-        var headerSize = 8
-        if size == 1 {
-            guard header.count == 16 else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
-            size = Int(clamping: BoxBuffer.be64(header, 8))
-            headerSize = 16
-        } else if size == 0 {
-            size = fileSize - offset
+        guard let box = BoxHeader(header, at: 0, extent: Int64(fileSize - offset)) else {
+            throw BoxFailure.malformed("box at \(offset) runs past the end")
         }
+        let (size, headerSize) = (Int(box.size), box.headerSize)
         guard size >= headerSize, size <= fileSize - offset else { throw BoxFailure.malformed("box at \(offset) runs past the end") }
-        if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
+        if box.type == "moov" {
             guard size < 256 << 20 else { throw BoxFailure.malformed("moov of \(size) bytes") }
             guard let bytes = readBytes(descriptor, count: size, at: Int64(offset)), bytes.count == size else {
                 throw BoxFailure.io("short read of moov")

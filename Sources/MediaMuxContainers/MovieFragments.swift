@@ -182,15 +182,9 @@ package struct MovieFragments: Equatable {
             guard let head = readBytes(descriptor, count: Int(min(4096, fileSize - offset)), at: offset), head.count >= 8 else {
                 throw BoxFailure.io("cannot read the box at \(offset)")
             }
-            var size = Int64(BoxBuffer.be32(head, 0))
-            if size == 1 {
-                guard head.count >= 16 else { return (nil, nil) }
-                size = Int64(clamping: BoxBuffer.be64(head, 8))
-            } else if size == 0 {
-                size = fileSize - offset
-            }
+            guard let box = BoxHeader(head, at: 0, extent: fileSize - offset) else { return (nil, nil) }
+            let (size, type) = (box.size, box.type)
             guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
-            let type = BoxNode.typeName(head[4..<8])
             guard type == "moof" else {
                 guard size <= fileSize - offset else {
                     // An mdat cut short: the samples past the end were declared missing.

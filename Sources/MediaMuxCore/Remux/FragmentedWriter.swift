@@ -177,13 +177,11 @@ final class FragmentedWriter: MovieWriter {
     ) throws -> (header: [UInt8], rest: [UInt8], emptyConfiguration: Int?)? {
         var offset = 0
         while offset + 8 <= bytes.count {
-            var size = Int(BoxBuffer.be32(bytes, offset))
-            if size == 1 {
-                guard offset + 16 <= bytes.count else { return nil }
-                size = Int(clamping: BoxBuffer.be64(bytes, offset + 8))
-            }
+            // The muxer's stream has no end yet: a size of 0 stays 0, too small.
+            guard let box = BoxHeader(bytes, at: offset, extent: nil) else { return nil }
+            let size = Int(box.size)
             guard size >= 8 else { throw BoxFailure.malformed("a box of \(size) bytes at \(offset)") }
-            guard String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self) == "moov" else {
+            guard box.type == "moov" else {
                 offset += size
                 continue
             }
