@@ -7,9 +7,10 @@ let package = Package(
     products: [
         // Everything, composed: merge with thumbnails, merge from a URL, downloads FFmpeg checks.
         .library(name: "MediaMux", targets: ["MediaMux"]),
-        // Probe, plan and merge by stream copy: libavformat and libavcodec, no network, no decoding.
+        // Probe, plan and merge: libavformat, libavcodec, libswresample and libswscale (encoding
+        // what must change), libavfilter opened only when a graph needs it; no network.
         .library(name: "MediaMuxCore", targets: ["MediaMuxCore"]),
-        // Frames, images, contact sheets, preview clips: adds libswscale and libswresample.
+        // Frames, images, contact sheets, preview clips.
         .library(name: "MediaMuxPreview", targets: ["MediaMuxPreview"]),
         // Downloads alone: HTTP, resuming, the cache; no FFmpeg.
         .library(name: "MediaMuxDownload", targets: ["MediaMuxDownload"]),
@@ -37,7 +38,7 @@ let package = Package(
                 .brew(["ffmpeg"]),
             ]
         ),
-        // libswscale, for the module that converts pictures (previews).
+        // libswscale: pictures scaled for encoding (the core) and for previews.
         .systemLibrary(
             name: "CFFmpegScale",
             pkgConfig: "libswscale",
@@ -93,7 +94,7 @@ let package = Package(
         .target(
             name: "MediaMuxCore",
             dependencies: [
-                "MediaMuxBase", "MediaMuxContainers", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegFilter",
+                "MediaMuxBase", "MediaMuxContainers", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegScale", "CFFmpegFilter",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -57,7 +57,7 @@ final class ImageEncoder {
             frame.pointer.pointee.quality = allocated.pointee.global_quality
             frame.pointer.pointee.color_range = AVCOL_RANGE_JPEG
             try ffmpegCheck(av_frame_get_buffer(frame.pointer, 0), "allocating a picture", path: path)
-            try yuv(picture).scale(source.pointer, into: planes(frame), strides: strides(frame), path: path)
+            try yuv(picture).scale(source.pointer, into: frame.planes, strides: frame.strides, path: path)
         }
         try ffmpegCheck(avcodec_open2(allocated, codec, nil), "opening the \(format.rawValue) encoder", path: path)
         try ffmpegCheck(avcodec_send_frame(allocated, frame.pointer), "encoding the image", path: path)
@@ -93,14 +93,4 @@ func fill(_ frame: FrameBuffer, with picture: PreviewFrame, format: AVPixelForma
             (frame.pointer.pointee.data.0! + row * stride).update(from: pixels.baseAddress! + row * rowBytes, count: rowBytes)
         }
     }
-}
-
-func planes(_ frame: FrameBuffer) -> [UnsafeMutablePointer<UInt8>?] {
-    let data = frame.pointer.pointee.data
-    return [data.0, data.1, data.2, data.3]
-}
-
-func strides(_ frame: FrameBuffer) -> [Int32] {
-    let lines = frame.pointer.pointee.linesize
-    return [lines.0, lines.1, lines.2, lines.3]
 }

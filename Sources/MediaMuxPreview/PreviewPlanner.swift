@@ -250,15 +250,6 @@ struct PreviewPlanner {
         return (chosen, (frames + chosen - 1) / chosen)
     }
 
-    /// The YUV matrix to read a frame with, by its H.273 number (FFmpeg's
-    /// AVColorSpace): the one it declares when libswscale knows it (BT.709,
-    /// FCC, BT.601, SMPTE 240M, BT.2020), else BT.709 for HD sizes and
-    /// BT.601 below, which is what players assume for untagged video.
-    static func colourMatrix(declared: Int32, height: Int) -> Int32 {
-        if [1, 4, 5, 6, 7, 9, 10].contains(declared) { return declared }
-        return height > 576 ? 1 : 5
-    }
-
     private static func pastTheEnd(_ time: Double, duration: Double, path: String, option: String) -> MediaMuxError {
         .invalidOption(option: option, message: "\(path): \(fixedPoint(time, decimals: 3)) s is past the end of the video (\(fixedPoint(duration, decimals: 3)) s)")
     }
@@ -331,8 +322,7 @@ extension PreviewPlanner {
         let frame = VideoSize(width: frames.width, height: frames.height)
         let video = VideoEncoding(
             codec: "h264", encoder: "libx264", sourceCodec: stream.codec, frame: frame, picture: frame, fit: .pad,
-            turn: stream.uprightTurn, bitDepth: 8, quality: options.crf, preset: options.preset, colour: .bt709,
-            filterThreads: 1, reason: "a preview clip", notes: [])
+            turn: stream.uprightTurn, bitDepth: 8, quality: options.crf, preset: options.preset, colour: .bt709, reason: "a preview clip", notes: [])
         return ClipPlan(
             input: info.path, output: output, frames: frames, start: options.start, end: clipEnd, video: video, audio: audio,
             audioBitRate: options.audioBitRate, overwrite: overwrite)

@@ -26,12 +26,6 @@ public struct VideoEncoding: Sendable, Equatable {
     public var preset: String
     /// How the picture's colour is written.
     public var colour: Colour
-    /// libavfilter's threads for the graph (0: one for each core). The
-    /// pictures depend on it: swscale scales in as many slices, and its
-    /// bicubic rounds differently at their edges (one thread and two give
-    /// other pictures of the same frame). A merge's re-framing takes the
-    /// cores; a preview clip, whose pictures are small, scales on one.
-    package var filterThreads: Int32
     /// Why the video is encoded.
     public var reason: String
     /// What the encoding changes besides the frame ("AV1 is encoded HEVC: this
@@ -40,7 +34,7 @@ public struct VideoEncoding: Sendable, Equatable {
 
     package init(
         codec: String, encoder: String, sourceCodec: String, frame: VideoSize, picture: VideoSize, fit: Fit, turn: PictureTurn,
-        bitDepth: Int, quality: Int, preset: String, colour: Colour = .kept, filterThreads: Int32 = 0, reason: String, notes: [String]
+        bitDepth: Int, quality: Int, preset: String, colour: Colour = .kept, reason: String, notes: [String]
     ) {
         self.codec = codec
         self.encoder = encoder
@@ -53,7 +47,6 @@ public struct VideoEncoding: Sendable, Equatable {
         self.quality = quality
         self.preset = preset
         self.colour = colour
-        self.filterThreads = filterThreads
         self.reason = reason
         self.notes = notes
     }
@@ -237,6 +230,14 @@ struct DolbyVisionConfiguration: Equatable {
 }
 
 extension VideoEncoding {
+    /// Nothing but a scale and a turn into 8-bit BT.709 that fills the
+    /// frame (a preview clip's): libswscale and a turn of the pixels make
+    /// it (`ScaledUprightPictures`) without loading libavfilter, which on
+    /// Debian maps 11 MB of libraries. Their pictures are the graph's with
+    /// one filter thread: swscale in one slice (more slices round
+    /// differently at their edges).
+    var isScaleAndTurn: Bool { colour == .bt709 && bitDepth == 8 && fit == .pad && contained == frame }
+
     /// The picture scaled to fit inside the frame, whole: its size, both sides even.
     var contained: VideoSize {
         let scale = min(Double(frame.width) / Double(picture.width), Double(frame.height) / Double(picture.height))
@@ -277,8 +278,7 @@ extension VideoEncoding {
     /// the encoding writes BT.709 (see `Colour.bt709`).
     func filterGraph(decoded matrix: UInt32, height: Int, fullRange: Bool) -> String {
         guard colour == .bt709 else { return filterGraph }
-        let declared = Int32(bitPattern: matrix)
-        let known = [1, 4, 5, 6, 7, 9, 10].contains(declared) ? declared : (height > 576 ? 1 : 5)
+        let known = readingMatrix(declared: Int32(bitPattern: matrix), height: height)
         let names: [Int32: String] = [1: "bt709", 4: "fcc", 5: "bt601", 6: "bt601", 7: "smpte240m", 9: "bt2020", 10: "bt2020"]
         let from = names[known] ?? "bt601"
         return filterGraph(scaling: ":in_color_matrix=\(from):out_color_matrix=bt709:in_range=\(fullRange ? "pc" : "tv"):out_range=tv")

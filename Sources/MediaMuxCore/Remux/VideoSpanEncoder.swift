@@ -18,6 +18,8 @@ package final class VideoSpanEncoder {
     private let path: String
     /// Created with the first picture, whose format, size and colour it takes.
     private var graph: FilterGraph?
+    /// For an encoding that only scales and turns, in place of the graph.
+    private let direct: ScaledUprightPictures?
     private let filtered: FrameBuffer
     /// The latest picture sent, whose duration the next picture's time gives.
     private var undatedTime: Int64?
@@ -46,6 +48,7 @@ package final class VideoSpanEncoder {
         self.timeBase = timeBase
         self.path = path
         filtered = try FrameBuffer()
+        direct = encoding.isScaleAndTurn ? try ScaledUprightPictures(encoding: encoding, path: path) : nil
         guard let codec = avcodec_find_encoder_by_name(encoding.encoder) else {
             throw MediaMuxError.ffmpeg(
                 operation: "finding the \(encoding.encoder) encoder", path: output, code: FFmpegCode.notAvailable,
@@ -134,6 +137,13 @@ package final class VideoSpanEncoder {
         } else {
             undatedTime = time
         }
+        if let direct {
+            try direct.convert(frame, into: filtered)
+            av_frame_unref(frame.pointer)
+            filtered.pointer.pointee.pts = time
+            try hand(filtered)
+            return
+        }
         let graph = try self.graph ?? makeGraph(for: frame.pointer.pointee)
         self.graph = graph
         try graph.send(frame)
@@ -181,12 +191,15 @@ package final class VideoSpanEncoder {
 
     private func drainGraph() throws {
         guard let graph else { return }
-        while try graph.receive(into: filtered) {
-            filtered.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
-            framesEncoded += 1
-            try encoderThread.encode(filtered.pointer)
-            try collectEncoded()
-        }
+        while try graph.receive(into: filtered) { try hand(filtered) }
+    }
+
+    /// Hands a picture of the frame to the encoder's thread (its reference is moved).
+    private func hand(_ picture: FrameBuffer) throws {
+        picture.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        framesEncoded += 1
+        try encoderThread.encode(picture.pointer)
+        try collectEncoded()
     }
 
     /// Takes what the encoder's thread has encoded so far.
@@ -201,8 +214,7 @@ package final class VideoSpanEncoder {
         try FilterGraph(
             filters: encoding.filterGraph(decoded: frame.colorspace.rawValue, height: Int(frame.height), fullRange: frame.color_range == AVCOL_RANGE_JPEG),
             width: frame.width, height: frame.height, format: AVPixelFormat(rawValue: frame.format),
-            timeBase: timeBase, pixelAspect: frame.sample_aspect_ratio, outputFormat: Self.outputFormat(encoding.bitDepth),
-            threads: encoding.filterThreads, path: path)
+            timeBase: timeBase, pixelAspect: frame.sample_aspect_ratio, outputFormat: Self.outputFormat(encoding.bitDepth), path: path)
     }
 
     /// Takes one encoded packet, with the duration its picture is shown.
