@@ -18,13 +18,8 @@ struct BlurGraphTests {
     /// Luma rising by one code value every 2.2 columns across the coded
     /// picture (64 to 940, 877 levels), so top to bottom once it is turned.
     static func gradient() throws -> FrameBuffer {
-        let frame = try FrameBuffer()
+        let frame = try madeFrame(width: 1920, height: 1080, format: AV_PIX_FMT_YUV420P10LE)
         let picture = frame.pointer
-        picture.pointee.width = 1920
-        picture.pointee.height = 1080
-        picture.pointee.format = AV_PIX_FMT_YUV420P10LE.rawValue
-        picture.pointee.pts = 0
-        try #require(av_frame_get_buffer(picture, 0) >= 0)
         func fill(_ plane: Int, width: Int, height: Int, _ value: (Int) -> UInt16) {
             let (data, stride) = plane == 0 ? (picture.pointee.data.0, picture.pointee.linesize.0)
                 : plane == 1 ? (picture.pointee.data.1, picture.pointee.linesize.1) : (picture.pointee.data.2, picture.pointee.linesize.2)

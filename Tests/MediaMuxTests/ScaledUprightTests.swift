@@ -11,14 +11,10 @@ import Testing
 struct ScaledUprightTests {
     /// A coded 320x240 8-bit BT.601 picture with a pattern no turn or mirror maps onto itself.
     static func pattern() throws -> FrameBuffer {
-        let frame = try FrameBuffer()
+        let frame = try madeFrame(width: 320, height: 240, format: AV_PIX_FMT_YUV420P)
         let picture = frame.pointer
-        picture.pointee.width = 320
-        picture.pointee.height = 240
-        picture.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         picture.pointee.colorspace = AVCOL_SPC_SMPTE170M
         picture.pointee.color_range = AVCOL_RANGE_MPEG
-        try #require(av_frame_get_buffer(picture, 0) >= 0)
         for plane in 0..<3 {
             let (width, height) = plane == 0 ? (320, 240) : (160, 120)
             let data = [picture.pointee.data.0, picture.pointee.data.1, picture.pointee.data.2][plane]!
@@ -57,9 +53,7 @@ struct ScaledUprightTests {
         let graph = try FilterGraph(
             filters: filters, width: 320, height: 240, format: AV_PIX_FMT_YUV420P, timeBase: AVRational(num: 1, den: 30),
             pixelAspect: AVRational(num: 1, den: 1), outputFormat: AV_PIX_FMT_YUV420P, threads: 1, path: "pattern")
-        let source = try Self.pattern()
-        source.pointer.pointee.pts = 0
-        try graph.send(source)
+        try graph.send(try Self.pattern())
         try graph.send(nil)
         let filtered = try FrameBuffer()
         try #require(try graph.receive(into: filtered))
