@@ -101,7 +101,7 @@ let package = Package(
             ]
         ),
         // Decoding, scaling, images, contact sheets, preview clips, merge thumbnails (through the observer).
-        .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg", "CFFmpegScale"]),
+        .target(name: "MediaMuxPreview", dependencies: ["MediaMuxBase", "MediaMuxCore", "CFFmpeg"]),
         // The facade that composes the others.
         .target(
             name: "MediaMux",

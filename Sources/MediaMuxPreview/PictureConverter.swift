@@ -1,7 +1,6 @@
 import MediaMuxBase
 import MediaMuxCore
 internal import CFFmpeg
-internal import CFFmpegScale
 
 /// Turns decoded frames into upright RGB(A) pictures of the planned size.
 final class PictureConverter {
