@@ -78,25 +78,45 @@ package func turnPicture(
         }
         return
     }
-    // Where the pixel shown at (x, y) comes from, as libavfilter's transpose and flips take it.
+    // Where each shown row starts in the source, and how far apart its
+    // pixels lie there: the pixel shown at (x, y) is read as libavfilter's
+    // transpose and flips read it.
+    let (row, pixel) = (sourceStride, bytesPerPixel)
     let (last, bottom) = (width - 1, height - 1)
-    let from: (Int, Int) -> (Int, Int)
+    let start: (Int) -> Int
+    let step: Int
     switch turn {
-    case .none, .clockwise90: from = { x, y in (y, bottom - x) }  // the top row becomes the right-hand column
-    case .half: from = { x, y in (last - x, bottom - y) }
-    case .clockwise270: from = { x, y in (last - y, x) }  // the top row becomes the left-hand column, bottom up
-    case .mirrored: from = { x, y in (last - x, y) }
-    case .flipped: from = { x, y in (x, bottom - y) }
-    case .transposed: from = { x, y in (y, x) }
-    case .antitransposed: from = { x, y in (last - y, bottom - x) }
+    case .none:  // (copied row by row above)
+        (start, step) = ({ y in y * row }, pixel)
+    case .flipped:  // from (x, bottom - y)
+        (start, step) = ({ y in (bottom - y) * row }, pixel)
+    case .clockwise90:  // the top row becomes the right-hand column: (x, y) from (y, bottom - x)
+        (start, step) = ({ y in bottom * row + y * pixel }, -row)
+    case .half:  // from (last - x, bottom - y)
+        (start, step) = ({ y in (bottom - y) * row + last * pixel }, -pixel)
+    case .clockwise270:  // the top row becomes the left-hand column, bottom up: from (last - y, x)
+        (start, step) = ({ y in (last - y) * pixel }, row)
+    case .mirrored:  // from (last - x, y)
+        (start, step) = ({ y in y * row + last * pixel }, -pixel)
+    case .transposed:  // from (y, x)
+        (start, step) = ({ y in y * pixel }, row)
+    case .antitransposed:  // from (last - y, bottom - x)
+        (start, step) = ({ y in bottom * row + (last - y) * pixel }, -row)
     }
     let (shownWidth, shownHeight) = turn.swapsSides ? (height, width) : (width, height)
     for y in 0..<shownHeight {
         let out = destination + y * destinationStride
-        for x in 0..<shownWidth {
-            let (sourceX, sourceY) = from(x, y)
-            let pixel = source + sourceY * sourceStride + sourceX * bytesPerPixel
-            for byte in 0..<bytesPerPixel { out[x * bytesPerPixel + byte] = pixel[byte] }
+        var from = source + start(y)
+        if pixel == 1 {
+            for x in 0..<shownWidth {
+                out[x] = from.pointee
+                from += step
+            }
+        } else {
+            for x in 0..<shownWidth {
+                for byte in 0..<pixel { out[x * pixel + byte] = from[byte] }
+                from += step
+            }
         }
     }
 }
