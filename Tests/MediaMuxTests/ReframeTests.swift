@@ -142,6 +142,17 @@ struct ReframeTests {
         #expect(outcome.meanPSNR >= 40, "mean PSNR \(outcome.meanPSNR) dB")
     }
 
+    /// A fragmented MP4 whose composition offsets are negative (version-1
+    /// `trun`s): FFmpeg's reader presents its frames two frames late, which
+    /// cut the last two at the end; read from its fragments by MediaMux,
+    /// every frame is re-framed, each at its time.
+    @Test func aFragmentedSourceWithNegativeOffsetsKeepsEveryFrame() async throws {
+        let folder = try TemporaryFolder()
+        let outcome = try await Self.reframe(Fixtures.path("fmp4_negative_cts.mp4"), orientation: .portrait, fit: .pad, folder: folder)
+        #expect(outcome.frames.count == 60, "\(outcome.frames.count) frames of the source's 60")
+        #expect(outcome.meanPSNR >= 40, "mean PSNR \(outcome.meanPSNR) dB")
+    }
+
     /// A variable frame rate stays variable: each frame keeps its own time.
     @Test func variableFrameRateStaysVariable() async throws {
         let folder = try TemporaryFolder()

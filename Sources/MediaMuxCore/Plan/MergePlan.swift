@@ -243,10 +243,13 @@ public struct MergePlan: Sendable, Equatable {
         /// How many times the source plays on the track: its spans that take from it.
         public var plays: Int { spans.filter { $0.source != nil }.count }
 
-        /// The fragments a copy reads its packets from itself, rather than
-        /// through FFmpeg's reader, whose index grows with every sample: a
-        /// copied track whose samples all lie in movie fragments. Nil otherwise.
-        public var readsOwnFragments: FragmentSamples? { isCopied ? fragmentSamples : nil }
+        /// The fragments a track reads its packets from itself, rather than
+        /// through FFmpeg's reader, whose index grows with every sample and
+        /// which presents the frames of a negative composition offset late:
+        /// a copied track, or a video decoded to be re-framed, whose samples
+        /// all lie in movie fragments (an encoded soundtrack is read by its
+        /// own decoder). Nil otherwise.
+        public var readsOwnFragments: FragmentSamples? { encoding == nil ? fragmentSamples : nil }
 
         /// Players play the track unless told otherwise; false for the kept original audio.
         public var isEnabled = true

@@ -356,7 +356,7 @@ package struct MergePlanner: Sendable {
     /// recording then merges in flat memory as well, where FFmpeg's muxer
     /// would keep an entry for every sample. MP4 only, as fragmented output is.
     static func sampleTables(fragmented: Bool, container: MergePlan.Container, video: MergePlan.Track) -> MergePlan.SampleTables {
-        guard !fragmented, container == .mp4, video.readsOwnFragments != nil else { return .muxer }
+        guard !fragmented, container == .mp4, video.isCopied, video.readsOwnFragments != nil else { return .muxer }
         return .fromFragments(longest: longestFragment)
     }
 

@@ -81,7 +81,7 @@ final class Remuxer {
         for track in plan.tracks {
             let input = try DemuxerHandle(
                 path: track.path, cancellation: cancellation, ignoringEditLists: track.timestamps != .demuxer,
-                fragmentsAsReached: track.isFragmented && track.isCopied)
+                fragmentsAsReached: track.isFragmented && (track.isCopied || track.readsOwnFragments != nil))
             if track.role == .video {
                 muxer.copyMetadata(from: input, plan.metadata.fileTags)
                 videoInput = input
