@@ -73,13 +73,17 @@ test-debian13:
 
 # muxctl, its shell completions and its man page under PREFIX (default
 # /usr/local; DESTDIR for staging). The completions come from the binary, the
-# man page from swift-argument-parser's generate-manual plugin, which reads
-# the same help text (it builds the debug products, as `swift test` does).
+# man page from swift-argument-parser's generate-manual tool, which reads the
+# same help text from the release binary being installed. The tool is run
+# directly: its package plugin would first build every product again in
+# debug, minutes on a fresh clone, for the same page.
 PREFIX ?= /usr/local
-MANUAL := .build/plugins/GenerateManual/outputs/muxctl/muxctl.1
+MANUAL := .build/manual/muxctl.1
 
 install: build
-	swift package plugin generate-manual --configuration debug
+	swift build --product generate-manual
+	mkdir -p $(dir $(MANUAL))
+	.build/debug/generate-manual .build/release/muxctl --output-directory $(dir $(MANUAL))
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"

@@ -18,53 +18,75 @@ struct LumaPlane: Sendable, Equatable {
 
     init?(_ frame: UnsafeMutablePointer<AVFrame>) {
         guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)), let base = frame.pointee.data.0 else { return nil }
-        width = Int(frame.pointee.width)
-        height = Int(frame.pointee.height)
-        bitDepth = Int(descriptor.pointee.comp.0.depth)
+        let (width, height) = (Int(frame.pointee.width), Int(frame.pointee.height))
+        let depth = Int(descriptor.pointee.comp.0.depth)
         let stride = Int(frame.pointee.linesize.0)
-        samples = []
-        samples.reserveCapacity(width * height)
-        for row in 0..<height {
-            let line = base + row * stride
-            for column in 0..<width {
-                samples.append(bitDepth > 8
-                    ? UInt16(line[2 * column]) | UInt16(line[2 * column + 1]) << 8
-                    : UInt16(line[column]))
+        self.init(width: width, height: height, bitDepth: depth) { sample in
+            for row in 0..<height {
+                let line = base + row * stride
+                for column in 0..<width {
+                    sample[row * width + column] = depth > 8
+                        ? UInt16(line[2 * column]) | UInt16(line[2 * column + 1]) << 8
+                        : UInt16(line[column])
+                }
             }
         }
+    }
+
+    /// A plane whose samples `fill` writes, row after row. The loops below
+    /// work on buffers, not on sequences of samples: the tests run unoptimized
+    /// (and under the sanitizers), where a generic iterator per sample costs
+    /// a hundred times a plain load.
+    init(width: Int, height: Int, bitDepth: Int, fill: (UnsafeMutableBufferPointer<UInt16>) -> Void) {
+        let samples = [UInt16](unsafeUninitializedCapacity: width * height) { buffer, count in
+            buffer.initialize(repeating: 0)
+            fill(buffer)
+            count = width * height
+        }
+        self.init(width: width, height: height, bitDepth: bitDepth, samples: samples)
     }
 
     subscript(x: Int, y: Int) -> UInt16 { samples[y * width + x] }
 
     /// Turned as a display matrix turns it: a coded point (x, y) goes where the turn shows it.
     func turned(clockwise degrees: Int, mirrored: Bool = false) -> LumaPlane {
-        let source = mirrored ? self.mirrored() : self
+        let (width, height) = (self.width, self.height)
+        // Where the sample shown at (x, y) of the turned plane is read in this one.
+        let read: (Int, Int) -> Int
         switch (degrees % 360 + 360) % 360 {
-        case 90:
-            return LumaPlane(width: height, height: width, bitDepth: bitDepth, samples: (0..<width).flatMap { y in
-                (0..<height).map { x in source[y, height - 1 - x] }
-            })
-        case 180:
-            return LumaPlane(width: width, height: height, bitDepth: bitDepth, samples: source.samples.reversed())
-        case 270:
-            return LumaPlane(width: height, height: width, bitDepth: bitDepth, samples: (0..<width).flatMap { y in
-                (0..<height).map { x in source[width - 1 - y, x] }
-            })
-        default:
-            return source
+        case 90: read = { x, y in (height - 1 - x) * width + y }
+        case 180: read = { x, y in (height - 1 - y) * width + (width - 1 - x) }
+        case 270: read = { x, y in x * width + (width - 1 - y) }
+        default: read = { x, y in y * width + x }
+        }
+        let sideways = degrees % 180 != 0
+        let (newWidth, newHeight) = sideways ? (height, width) : (width, height)
+        return samples.withUnsafeBufferPointer { source in
+            LumaPlane(width: newWidth, height: newHeight, bitDepth: bitDepth) { turned in
+                for y in 0..<newHeight {
+                    for x in 0..<newWidth {
+                        // A mirror (across the vertical axis) comes before the turn.
+                        var index = read(x, y)
+                        if mirrored { index = index - index % width + (width - 1 - index % width) }
+                        turned[y * newWidth + x] = source[index]
+                    }
+                }
+            }
         }
     }
 
-    func mirrored() -> LumaPlane {
-        LumaPlane(width: width, height: height, bitDepth: bitDepth, samples: (0..<height).flatMap { y in
-            (0..<width).map { x in self[width - 1 - x, y] }
-        })
-    }
+    func mirrored() -> LumaPlane { turned(clockwise: 0, mirrored: true) }
 
     func cropped(x: Int, y: Int, width: Int, height: Int) -> LumaPlane {
-        LumaPlane(width: width, height: height, bitDepth: bitDepth, samples: (y..<(y + height)).flatMap { row in
-            samples[(row * self.width + x)..<(row * self.width + x + width)]
-        })
+        let sourceWidth = self.width
+        return samples.withUnsafeBufferPointer { source in
+            LumaPlane(width: width, height: height, bitDepth: bitDepth) { cropped in
+                for row in 0..<height {
+                    let from = (y + row) * sourceWidth + x
+                    for column in 0..<width { cropped[row * width + column] = source[from + column] }
+                }
+            }
+        }
     }
 
     /// Scaled by libswscale's bicubic, as libavfilter's scale filter does by default.
@@ -76,12 +98,16 @@ struct LumaPlane: Sendable, Equatable {
         defer { sws_freeContext(context) }
         let bytes = bitDepth > 8 ? 2 : 1
         var input = [UInt8](repeating: 0, count: width * height * bytes)
-        for (index, sample) in samples.enumerated() {
-            if bytes == 2 {
-                input[2 * index] = UInt8(sample & 0xFF)
-                input[2 * index + 1] = UInt8(sample >> 8)
-            } else {
-                input[index] = UInt8(sample)
+        input.withUnsafeMutableBufferPointer { input in
+            samples.withUnsafeBufferPointer { samples in
+                for index in 0..<samples.count {
+                    if bytes == 2 {
+                        input[2 * index] = UInt8(samples[index] & 0xFF)
+                        input[2 * index + 1] = UInt8(samples[index] >> 8)
+                    } else {
+                        input[index] = UInt8(samples[index])
+                    }
+                }
             }
         }
         var output = [UInt8](repeating: 0, count: newWidth * newHeight * bytes)
@@ -94,22 +120,31 @@ struct LumaPlane: Sendable, Equatable {
                 _ = sws_scale(context, &sources, sourceStrides, 0, Int32(height), &destinations, destinationStrides)
             }
         }
-        let values = bytes == 2
-            ? stride(from: 0, to: output.count, by: 2).map { UInt16(output[$0]) | UInt16(output[$0 + 1]) << 8 }
-            : output.map(UInt16.init)
-        return LumaPlane(width: newWidth, height: newHeight, bitDepth: bitDepth, samples: values)
+        return output.withUnsafeBufferPointer { output in
+            LumaPlane(width: newWidth, height: newHeight, bitDepth: bitDepth) { values in
+                for index in 0..<values.count {
+                    values[index] = bytes == 2
+                        ? UInt16(output[2 * index]) | UInt16(output[2 * index + 1]) << 8
+                        : UInt16(output[index])
+                }
+            }
+        }
     }
 
     /// Peak signal to noise ratio against a plane of the same size, in dB
     /// (infinity when equal).
     func psnr(against other: LumaPlane) -> Double {
         precondition(width == other.width && height == other.height, "PSNR of \(width)x\(height) against \(other.width)x\(other.height)")
-        var squared = 0.0
-        for (a, b) in zip(samples, other.samples) {
-            let difference = Double(a) - Double(b)
-            squared += difference * difference
+        var squared = 0
+        samples.withUnsafeBufferPointer { mine in
+            other.samples.withUnsafeBufferPointer { theirs in
+                for index in 0..<mine.count {
+                    let difference = Int(mine[index]) - Int(theirs[index])
+                    squared += difference * difference
+                }
+            }
         }
-        let mean = squared / Double(samples.count)
+        let mean = Double(squared) / Double(samples.count)
         let peak = Double((1 << bitDepth) - 1)
         return mean == 0 ? .infinity : 10 * log10(peak * peak / mean)
     }
