@@ -478,6 +478,11 @@ FRAG=frag_keyframe+empty_moov+default_base_moof
 # Version-1 truns with negative composition offsets (CMAF's and Apple's writers),
 # so that the first frame is presented at its decode time, with no edit list.
 "${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+negative_cts_offsets" fmp4_negative_cts.mp4
+# Not fragmented, with no edit list (-use_editlist 0, as old muxers and some
+# recorders write): B-frames' composition offsets show the first frame two
+# frames late (ffprobe: start 0.066667), and the last one ends two frames
+# after the sum of the sample durations that tkhd and mdhd state.
+"${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -use_editlist 0 h264_no_edit_list.mp4
 # A header claiming 4294967 s (mvhd, mehd, tkhd, mdhd), as a recorder writes before it knows.
 "${FF[@]}" -i fmp4_source.mp4 -c copy "${BX[@]}" -movflags "$FRAG+skip_trailer" fmp4_wrong_mehd.mp4
 python3 "$DIR/patch-fragment-duration.py" fmp4_wrong_mehd.mp4

@@ -10,7 +10,7 @@ package struct MovieHeaderFacts {
         package var delay: Int64
         package var hasEditList: Bool
         /// Where in the media (track timescale) the first non-empty edit starts
-        /// presenting; 0 without an edit list.
+        /// presenting; 0 without an edit list (see `presentedFrom`).
         package var mediaStart: Int64 = 0
         /// True when the edits are at most some empty ones followed by one
         /// segment played at normal rate: a timeline one output edit can repeat.
@@ -33,8 +33,9 @@ package struct MovieHeaderFacts {
         package var otherBoxes: [BoxNode] = []
         /// mdhd's timescale: ticks per second of the media's times.
         package var mediaTimescale: Int64 = 0
-        /// Fragmented files: the span the sample table's own samples are
-        /// presented for, and the decode time after them, in the media timescale.
+        /// Fragmented files, and tracks with composition offsets but no edit
+        /// list: the span the sample table's own samples are presented for,
+        /// and the decode time after them, in the media timescale.
         package var tableSpan: SampleSpan?
         package var tableDecodeEnd: Int64 = 0
     }
@@ -77,6 +78,19 @@ package struct MovieHeaderFacts {
         return (track.sampleCount ?? 0) + (fragments.tracks[trackID]?.sampleCount ?? 0)
     }
 
+    /// Where a track's presentation starts in its media (track timescale),
+    /// given the span its samples are presented for: its first edit's media
+    /// time, or without an edit list the media's own times, which begin
+    /// with the earliest sample shown. B-frames' composition offsets put
+    /// that after zero when no edit list takes them back (FFmpeg's
+    /// fragmented output, `-use_editlist 0`): the track is then shown from
+    /// there, as ffprobe's start time and players have it, not from a zero
+    /// at which nothing is shown.
+    package static func presentedFrom(_ track: Track, span: SampleSpan?) -> Int64 {
+        guard !track.hasEditList, let span, span.start > 0 else { return max(track.mediaStart, 0) }
+        return span.start
+    }
+
     package init(tree: MovieTree) throws {
         guard let mvhd = tree.root.first("mvhd") else { throw BoxFailure.malformed("no mvhd") }
         let wideHeader = try mvhd.uint8(at: 0) == 1
@@ -93,7 +107,9 @@ package struct MovieHeaderFacts {
             if let mdhd = trak.first("mdia/mdhd") { track.mediaTimescale = Int64(try mdhd.uint32(at: try mdhd.uint8(at: 0) == 1 ? 20 : 12)) }
             if let stbl = trak.first("mdia/minf/stbl") {
                 try Self.readSampleTable(stbl, into: &track)
-                if tree.root.first("mvex") != nil { try Self.readSampleTimes(stbl, into: &track) }
+                if tree.root.first("mvex") != nil || (!track.hasEditList && stbl.first("ctts") != nil) {
+                    try Self.readSampleTimes(stbl, into: &track)
+                }
             }
             let entries = MovieTree.sampleEntries(of: trak)
             track.sampleEntry = entries.first

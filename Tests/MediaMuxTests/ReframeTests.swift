@@ -75,7 +75,7 @@ struct ReframeTests {
         let shown = try DecodedFrameTests.shown(source, movieTimescale: sourceFile.movieTimescale, keepingLuma: true)
         let made = try DecodedFrameTests.shown(written, movieTimescale: outputFile.movieTimescale, keepingLuma: true)
         #expect(made.count == shown.count, "\(made.count) frames shown of the source's \(shown.count)", sourceLocation: sourceLocation)
-        func start(_ track: MP4File.Track) -> Int64 { track.editList?.first { !$0.isEmpty }?.mediaTime ?? 0 }
+        func start(_ track: MP4File.Track) -> Int64 { track.presentedStart }
         let (sourceScale, outputScale) = (Int64(source.mediaTimescale), Int64(written.mediaTimescale))
         for (index, (was, now)) in zip(shown, made).enumerated() {
             #expect((now.time - start(written)) * sourceScale == (was.time - start(source)) * outputScale,

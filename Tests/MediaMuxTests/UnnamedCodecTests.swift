@@ -47,10 +47,9 @@ struct UnnamedCodecTests {
         return (try file.bytes(of: stsd), try FragmentedFixtureTests.packets(track))
     }
 
-    /// Each sample's presentation time in seconds, from the track's first edit.
+    /// Each sample's presentation time in seconds, from the track's first shown sample.
     static func presentationTimes(_ track: MP4File.Track) -> [Double] {
-        let start = track.editList?.first?.mediaTime ?? 0
-        return track.compositionTimes.map { Double($0 - start) / Double(track.mediaTimescale) }
+        track.compositionTimes.map { Double($0 - track.presentedStart) / Double(track.mediaTimescale) }
     }
 
     /// A video track FFmpeg cannot read, copied from MP4 into MP4 and MOV:

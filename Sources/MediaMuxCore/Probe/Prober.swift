@@ -142,6 +142,15 @@ package struct Prober {
                 if stated - end > tick || end - stated > tick { end = stated }
                 start = MediaTime(value: track.delay, timescale: header.movieTimescale)
             }
+            // No edit list, and every sample shown late by its composition
+            // offset: the track is shown from its earliest sample to the end
+            // of its last (see `presentedFrom`), not for tkhd's sum of
+            // durations from zero, which leaves out the last frames' time.
+            let presentedFrom = track.map { MovieHeaderFacts.presentedFrom($0, span: $0.tableSpan) } ?? 0
+            if let track, let span = track.tableSpan, !track.hasEditList, presentedFrom > 0, track.mediaTimescale > 0 {
+                start = MediaTime(value: presentedFrom, timescale: track.mediaTimescale)
+                end = MediaTime(value: span.end, timescale: track.mediaTimescale)
+            }
             streams[i].start = start
             streams[i].end = end
             streams[i].timing = .container
@@ -149,7 +158,7 @@ package struct Prober {
             streams[i].trackBoxes = track?.otherBoxes ?? []
             // Fragmented files keep their samples outside the sample table: FFmpeg's timeline stands.
             if let track, track.isSingleSegment, track.mediaStart >= 0, (track.sampleCount ?? 0) > 0, streams[i].kind == .video {
-                let (startValue, overflow) = track.mediaStart.multipliedReportingOverflow(by: scale.value)
+                let (startValue, overflow) = presentedFrom.multipliedReportingOverflow(by: scale.value)
                 if !overflow {
                     streams[i].mediaTimeline = MediaTimeline(
                         start: MediaTime(value: startValue, timescale: scale.timescale),
@@ -191,9 +200,11 @@ package struct Prober {
         stream.damagedFragment = header.fragments?.damage
         stream.isFragmented = true
         guard track.mediaTimescale > 0, let span = header.fragmentedSpan(of: trackID) else { return }
-        let first = max(track.mediaStart, 0)
+        let first = MovieHeaderFacts.presentedFrom(track, span: span)
         guard span.end > first else { return }
-        let start = MediaTime(value: track.delay, timescale: header.movieTimescale)
+        // Without an edit list the file's timeline is the media's.
+        let start = track.hasEditList
+            ? MediaTime(value: track.delay, timescale: header.movieTimescale) : MediaTime(value: first, timescale: track.mediaTimescale)
         stream.start = start
         stream.end = start + MediaTime(value: span.end - first, timescale: track.mediaTimescale)
         stream.timing = .container

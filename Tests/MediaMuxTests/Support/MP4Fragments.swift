@@ -99,21 +99,29 @@ extension MP4File {
 }
 
 extension MP4File.Track {
-    /// Where a track's presentation ends, in seconds from its start, by the
-    /// samples alone: the latest composition time plus that sample's
-    /// duration (the last sample's runs to the media's end), less the media
-    /// time its edit list starts at (0 without one: ISO 14496-12 8.6.6 maps
-    /// the media timeline as it is). What a fragmented file's mvhd or mehd
-    /// says does not count. NaN for a track that starts late (empty edits),
-    /// which this does not measure.
+    /// Where a track's presentation starts in its media, in its timescale:
+    /// the media time its edit list starts at, or without one its earliest
+    /// composition time when that is after zero. ISO 14496-12 8.6.6 maps
+    /// the media timeline as it is when there is no edit list, so a track
+    /// whose pictures all carry composition offsets (B-frames) shows its
+    /// first one that late, as ffprobe's start time says.
+    var presentedStart: Int64 {
+        if let edits = editList, !edits.isEmpty { return edits.first { !$0.isEmpty }?.mediaTime ?? 0 }
+        return max(compositionTimes.min() ?? 0, 0)
+    }
+
+    /// Where a track's presentation ends, in seconds from its first shown
+    /// sample, by the samples alone: the latest composition time plus that
+    /// sample's duration (the last sample's runs to the media's end), less
+    /// `presentedStart`. What a fragmented file's mvhd or mehd says does not
+    /// count. NaN for a track that starts late (empty edits), which this
+    /// does not measure.
     var presentedEnd: Double {
         guard mediaTimescale > 0, sampleCount > 0 else { return .nan }
         if editList?.first?.isEmpty == true { return .nan }
         let ends = compositionTimes.indices.map { index in
             compositionTimes[index] + (index + 1 < sampleCount ? decodeTimes[index + 1] : mediaDuration) - decodeTimes[index]
         }
-        let start = editList?.first?.mediaTime ?? 0
-        return Double((ends.max() ?? 0) - start) / Double(mediaTimescale)
+        return Double((ends.max() ?? 0) - presentedStart) / Double(mediaTimescale)
     }
 }
-
