@@ -185,7 +185,8 @@ public struct MergeEngine: Sendable {
                     video: video, audio: audio, output: output.name, isStream: destination.isStream, options: options, flag: flag)
                 let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
                 let observer = try stream.flatMap { try observing(plan, $0) }
-                return try Remuxer(plan: plan, destination: destination, cancellation: flag, progress: progress, observing: observer).run()
+                let execution = try Remuxer(plan: plan, destination: destination, cancellation: flag, progress: progress, observing: observer).run()
+                return MergeReport(plan: plan, execution: execution)
             }
             switch output {
             case .file:
@@ -221,7 +222,9 @@ public struct MergeEngine: Sendable {
         _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MergeReport {
         try await typedErrors(subject: plan.outputPath) {
-            try await runFFmpeg(runtime) { flag in try Remuxer(plan: plan, cancellation: flag, progress: progress).run() }
+            try await runFFmpeg(runtime) { flag in
+                MergeReport(plan: plan, execution: try Remuxer(plan: plan, cancellation: flag, progress: progress).run())
+            }
         }.logged(to: runtime.logger)
     }
 

@@ -1,115 +1,50 @@
 import MediaMuxBase
 import MediaMuxCore
-internal import CFFmpeg
 
-/// Carries out a clip plan: decodes the span, hands its pictures to the
-/// core's video encoder (scaled, turned upright and encoded H.264 by
-/// `VideoSpanEncoder`, as a merge's re-framing is) and its sound to the
-/// core's AAC encoder, and writes a faststart MP4 beside the output that
-/// becomes the output only when complete.
-final class ClipWriter {
-    private let plan: ClipPlan
-    private let cancellation: CancellationFlag
-    private var progress: ProgressReporter
-    /// The video track's time base: 1/90000 s holds 24, 25, 30 and 29.97 fps frames exactly.
-    private static let videoTimeBase = AVRational(num: 1, den: 90000)
-
-    /// The decoder's threads (0 lets FFmpeg choose).
-    private let threads: Int
-
-    init(plan: ClipPlan, threads: Int, cancellation: CancellationFlag, progress: ((PreviewProgress) -> Void)?) {
-        self.threads = threads
-        self.plan = plan
-        self.cancellation = cancellation
-        self.progress = ProgressReporter(progress)
-    }
+/// Carries out a clip plan: its tracks go through the core's executor, as
+/// a merge's do (the video's one span decoded from the keyframe before it,
+/// scaled, turned upright and encoded by the core's video encoder; the
+/// sound's decoded, cut to the sample and encoded AAC), into an MP4 that
+/// becomes the output only when complete. What this adds is the clip's
+/// progress, in frames, and its report.
+struct ClipWriter {
+    let plan: ClipPlan
+    let cancellation: CancellationFlag
+    let progress: (@Sendable (PreviewProgress) -> Void)?
 
     func run() throws -> PreviewClipReport {
-        let temporary = TemporaryOutput(finalPath: plan.output)
-        do {
-            let written = try write(to: temporary.path)
-            // Finishing (the encoders' last frames, the trailer, faststart)
-            // checks no flag: a cancellation meanwhile still leaves nothing.
-            if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.input) }
-            let bytes = try temporary.commit(overwrite: plan.overwrite)
-            progress.finish(done: written.frames)
-            return PreviewClipReport(
-                output: plan.output, start: plan.start.converted(to: 90000, rounding: .nearest),
-                duration: plan.duration.converted(to: 90000, rounding: .nearest), width: plan.frames.width,
-                height: plan.frames.height, videoFrames: written.frames, hasAudio: written.audioSamples > 0, bytes: bytes)
-        } catch {
-            temporary.discard()
-            throw error
+        let reporter = progress.map { handler in
+            ClipProgress(handler: handler)
         }
+        let execution = try Remuxer.carryOut(plan.tracks, cancellation: cancellation, progress: reporter.map { reporter in
+            { @Sendable merge in reporter.report(merge) }
+        })
+        let video = execution.tracks[plan.tracks.index(of: .video)]
+        let sound = plan.tracks.track(.soundtrack) == nil ? nil : execution.tracks[plan.tracks.index(of: .soundtrack)]
+        reporter?.finish(frames: video.packets)
+        let picture = plan.tracks.video.reframing?.frame
+        return PreviewClipReport(
+            output: plan.tracks.outputPath, start: plan.start.converted(to: 90000, rounding: .nearest),
+            duration: plan.tracks.end.converted(to: 90000, rounding: .nearest), width: picture?.width ?? 0, height: picture?.height ?? 0,
+            videoFrames: video.packets, hasAudio: (sound?.packets ?? 0) > 0, bytes: execution.fileBytes)
+    }
+}
+
+/// A clip's progress from the executor's: the frames encoded so far, and
+/// how much of the clip's time is written (how many frames it will have is
+/// known only at its end).
+private final class ClipProgress: Sendable {
+    private let reporter: Locked<ProgressReporter>
+
+    init(handler: @escaping @Sendable (PreviewProgress) -> Void) {
+        reporter = Locked(ProgressReporter(handler))
     }
 
-    /// A time on the clip's timeline in ticks of the video's time base, to the nearest.
-    private static func ticks(_ time: MediaTime) -> Int64 { time.ticks(of: MediaTime(value: 1, timescale: 90000), rounding: .nearest) }
+    func report(_ merge: MergeProgress) {
+        reporter.withLock { $0.report(done: merge.framesEncoded ?? 0, total: nil, fraction: merge.fraction) }
+    }
 
-    private func write(to path: String) throws -> (frames: Int, audioSamples: Int64) {
-        let reader = try FrameReader(plan: plan.frames, threads: threads, cancellation: cancellation)
-        let muxer = try MuxerHandle(path: path, reportedPath: plan.output, muxer: "mp4")
-        let video = try VideoSpanEncoder(
-            encoding: plan.video, stream: reader.stream, timeBase: Self.videoTimeBase, globalHeaders: muxer.wantsGlobalHeaders,
-            path: plan.input, output: plan.output)
-        let videoIndex = try muxer.addStream(encodedBy: video.context).pointee.index
-        var audio: AudioSpanEncoder?
-        var audioIndex: Int32 = -1
-        let audioRate = Int64(plan.audio?.sampleRate ?? 1)
-        if let part = plan.audio {
-            // The clip's audio, cut to its span to the sample; a track that
-            // starts after the clip does gets silence first, so that it starts
-            // with the picture.
-            let made = try AudioSpanEncoder(
-                demuxer: DemuxerHandle(path: plan.input, cancellation: cancellation), streamIndex: part.streamIndex, zero: plan.frames.zero + plan.start,
-                samples: plan.duration.ticks(of: MediaTime(value: 1, timescale: audioRate), rounding: .nearest),
-                settings: .init(sampleRate: part.sampleRate, channels: part.channels, bitRate: plan.audioBitRate),
-                output: plan.output, globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
-            audioIndex = try muxer.addStream(encodedBy: made.context).pointee.index
-            audio = made
-        }
-        try muxer.open(options: ["movflags": "+faststart"])
-
-        func writer(_ index: Int32, from timeBase: AVRational) -> (UnsafeMutablePointer<AVPacket>) throws -> Void {
-            { packet in
-                packet.pointee.stream_index = index
-                av_packet_rescale_ts(packet, timeBase, muxer.stream(Int(index)).pointee.time_base)
-                try muxer.writeInterleaved(packet)
-            }
-        }
-        let writeVideo = writer(videoIndex, from: Self.videoTimeBase)
-        let writeAudio = writer(audioIndex, from: AVRational(num: 1, den: Int32(audioRate)))
-        func writeEncodedVideo() throws {
-            while let packet = video.next() {
-                defer { video.reuse(packet) }
-                try writeVideo(packet.pointer)
-            }
-        }
-
-        let clipEnd = Self.ticks(plan.duration)
-        let picture = try FrameBuffer()
-        var last: Int64?
-        while let (frame, time) = try reader.nextDecoded() {
-            // The frame shown at the start may begin before it: the clip shows it from 0.
-            let ticks = max(0, Self.ticks(time - plan.start))
-            if let previous = last, ticks <= previous { continue }
-            guard ticks < clipEnd else { break }
-            // Audio first, to half a second past this picture, so the muxer's queue stays short.
-            try audio?.encode(until: (ticks + 45000) * audioRate / 90000, write: writeAudio)
-            try ffmpegCheck(av_frame_ref(picture.pointer, frame.pointer), "keeping a picture", path: plan.input)
-            try video.encode(picture, at: ticks)
-            try writeEncodedVideo()
-            last = ticks
-            // How many frames the clip has is known only at its end; how much of its time is encoded, all along.
-            progress.report(done: video.framesEncoded, total: nil, fraction: Double(ticks) / Double(max(clipEnd, 1)))
-        }
-        guard last != nil else {
-            throw MediaMuxError.damaged(path: plan.input, detail: "no picture could be decoded after \(fixedPoint(plan.start.seconds, decimals: 3)) s")
-        }
-        try video.finish(until: clipEnd)
-        try writeEncodedVideo()
-        try audio?.finish(write: writeAudio)
-        try muxer.finish()
-        return (video.framesEncoded, audio?.sourceSamples ?? 0)
+    func finish(frames: Int) {
+        reporter.withLock { $0.finish(done: frames) }
     }
 }

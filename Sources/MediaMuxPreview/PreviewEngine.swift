@@ -262,7 +262,7 @@ extension PreviewEngine {
             try checkImageOutput(job.output, extensions: MergePlan.Container.allExtensions, overwrite: job.overwrite)
             let info = try Prober(cancellation: flag).probe(path: job.input)
             let plan = try PreviewPlanner.clipPlan(info, output: job.output, options: job.options, overwrite: job.overwrite)
-            return try ClipWriter(plan: plan, threads: runtime.decodingThreads, cancellation: flag, progress: progress).run()
+            return try ClipWriter(plan: plan, cancellation: flag, progress: progress).run()
         }
     }
 

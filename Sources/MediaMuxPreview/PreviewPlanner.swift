@@ -259,29 +259,15 @@ struct PreviewPlanner {
     }
 }
 
-/// Everything a preview clip decides: the span, the picture, the audio.
+/// Everything a preview clip decides: the span, the picture, the sound,
+/// and the plan of tracks the core's executor carries out.
 struct ClipPlan: Equatable, Sendable {
-    struct Audio: Equatable, Sendable {
-        var streamIndex: Int
-        var sampleRate: Int
-        var channels: Int
-    }
-
-    var input: String
-    var output: String
-    /// Every frame from `start` to `end`: the decoded pictures the clip encodes.
-    var frames: FramePlan
-    /// Where the clip starts and ends on the video's timeline.
+    /// Where the clip starts on the video's timeline.
     var start: MediaTime
-    var end: MediaTime
-    /// How the pictures are scaled to even sides, turned upright by the
-    /// core's rule (mirrors included) and encoded: H.264 in 8-bit BT.709.
-    var video: VideoEncoding
-    var audio: Audio?
-    var audioBitRate: Int
-    var overwrite: Bool
-
-    var duration: MediaTime { end - start }
+    /// One span of the video, scaled to even sides, turned upright by the
+    /// core's rule (mirrors included) and encoded H.264 in 8-bit BT.709;
+    /// one of its sound, AAC, where it plays during the span.
+    var tracks: MergePlan
 }
 
 extension PreviewPlanner {
@@ -309,22 +295,26 @@ extension PreviewPlanner {
         // The first audio stream comes along when it plays during the clip, as
         // stereo (or mono) AAC at its own rate where AAC has it. Times of both
         // tracks are measured from the video's first frame.
-        let audio = info.audioStreams.first.flatMap { track -> ClipPlan.Audio? in
-            guard let rate = track.sampleRate, rate > 0, let channels = track.channels, channels > 0 else { return nil }
-            if let first = track.start, let last = track.end {
-                let playsFrom = (track.origin + first - frames.zero).seconds
-                let playsUntil = (track.origin + last - frames.zero).seconds
-                guard playsFrom < end, playsUntil > start else { return nil }
-            }
-            let chosen = aacRates.contains(rate) ? rate : 48000
-            return ClipPlan.Audio(streamIndex: track.index, sampleRate: chosen, channels: min(channels, 2))
+        let audio = info.audioStreams.first.flatMap { track -> (index: Int, encoding: AudioEncoding)? in
+            // Sound whose place is not known (a damaged header's) is left out, as is sound that does not play during the clip.
+            guard let rate = track.sampleRate, rate > 0, let channels = track.channels, channels > 0,
+                  let first = track.start, let last = track.end, last > first else { return nil }
+            let playsFrom = (track.origin + first - frames.zero).seconds
+            let playsUntil = (track.origin + last - frames.zero).seconds
+            guard playsFrom < end, playsUntil > start else { return nil }
+            let encoding = AudioEncoding(
+                codec: "aac", sourceCodec: track.codec, bitRate: options.audioBitRate, sampleRate: aacRates.contains(rate) ? rate : 48000,
+                channels: min(channels, 2), sourceSampleRate: rate, sourceChannels: channels, reason: "a preview clip's sound")
+            return (track.index, encoding)
         }
         let frame = VideoSize(width: frames.width, height: frames.height)
         let video = VideoEncoding(
             codec: "h264", encoder: "libx264", sourceCodec: stream.codec, frame: frame, picture: frame, fit: .pad,
             turn: stream.uprightTurn, bitDepth: 8, quality: options.crf, preset: options.preset, colour: .bt709, reason: "a preview clip", notes: [])
+        let clip = MergePlanner.Clip(
+            output: output, overwrite: overwrite, videoStream: stream.index, start: options.start, end: clipEnd, video: video,
+            sound: audio.map { .init(streamIndex: $0.index, encoding: $0.encoding) })
         return ClipPlan(
-            input: info.path, output: output, frames: frames, start: options.start, end: clipEnd, video: video, audio: audio,
-            audioBitRate: options.audioBitRate, overwrite: overwrite)
+            start: options.start, tracks: try MergePlanner.clipPlan(clip, of: info))
     }
 }

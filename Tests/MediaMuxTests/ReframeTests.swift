@@ -275,6 +275,24 @@ struct ReframeTests {
         #expect(!written.sampleEntryBoxes.contains { ["clap", "zzzz"].contains($0.type) })
     }
 
+    /// A preview clip of the same file is 8-bit BT.709 H.264: it carries
+    /// none of the source's colour boxes, which would call its pictures PQ
+    /// with HDR10's mastering display. Its own colr, if any, says BT.709.
+    @Test func aPreviewClipOfHDR10LeavesItsColourBoxesBehind() async throws {
+        let folder = try TemporaryFolder()
+        let clip = folder.path("clip.mp4")
+        _ = try await MuxEngine().previews.previewClip(
+            of: Fixtures.path("hevc_hdr10_entry_boxes.mp4"), output: clip, options: PreviewClipOptions(start: 0, duration: 1, height: 120))
+        let written = try #require(try MP4File(path: clip).videoTracks.first)
+        #expect(written.sampleFormat == "avc1")
+        let types = written.sampleEntryBoxes.map(\.type)
+        #expect(!types.contains { ["mdcv", "clli", "amve"].contains($0) }, "\(types)")
+        for colr in written.sampleEntryBoxes where colr.type == "colr" {
+            // nclx or nclc: primaries, transfer, matrix all 1 (BT.709).
+            #expect(Array(colr.bytes[12..<18]) == [0, 1, 0, 1, 0, 1], "\(colr.bytes)")
+        }
+    }
+
     /// Real portrait phone clips (10-bit HLG HEVC): upright in a landscape
     /// frame, still 10-bit HLG, at least 36 dB (their sensor noise costs bits).
     /// Both carry Dolby Vision 8.4, which is dropped, and the summary says so.

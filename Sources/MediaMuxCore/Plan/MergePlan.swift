@@ -95,6 +95,8 @@ public struct MergePlan: Sendable, Equatable {
         case audioRepeated = "the whole video; the audio repeats to its end"
         /// The whole soundtrack kept (`EndPolicy.audio`), the video's last frame on screen until it ends.
         case lastFrameHeld = "the whole audio; the last video frame stays until it ends"
+        /// A span of one file (a preview clip): it ends where the span asked for does, or where the video does before it.
+        case spanAsked = "the span asked for"
     }
 
     /// A stretch of an output track's timeline and what fills it: a range
@@ -157,7 +159,7 @@ public struct MergePlan: Sendable, Equatable {
         public enum Role: String, Sendable, Equatable, CaseIterable {
             /// The picture.
             case video
-            /// The sound laid over the picture.
+            /// The sound laid over the picture (a preview clip's: the file's own).
             case soundtrack
             /// The video file's own sound, kept beside the soundtrack (disabled).
             case originalAudio = "original audio"
@@ -195,8 +197,11 @@ public struct MergePlan: Sendable, Equatable {
         /// When the source's beginning is skipped (a negative offset): packets
         /// that end this long or more before the output's zero are dropped,
         /// and the rest before it only prime the decoder (the edit list hides
-        /// them). Nil keeps every packet before the zero, as the source's edit
-        /// list hides them.
+        /// them). For a video read from a later start (a preview clip's
+        /// span), what decodes the frame on screen there is kept: the packets
+        /// from the keyframe shown at or before it. Either way the reader
+        /// seeks past a long skipped part where the container allows. Nil
+        /// keeps every packet before the zero, as the source's edit list hides them.
         public var leadIn: MediaTime?
         /// Samples in the input track (an upper bound for what is copied).
         public var sampleCount: Int?

@@ -276,7 +276,10 @@ package struct MergePlanner: Sendable {
     /// The video's track as re-framed: the source's packets decoded (so read
     /// and cut as a copy would be), one encoded frame for each at its time.
     /// Of the source's sample entry only what describes the colour stays
-    /// (colr, HDR10's mdcv and clli, Apple's amve); of its track boxes, the
+    /// (colr, HDR10's mdcv and clli, Apple's amve), and only when the
+    /// encoding keeps the source's colour: converted to 8-bit BT.709 (a
+    /// preview clip's), the pictures are no longer what those boxes say,
+    /// and the encoder writes its own colour. Of its track boxes, the
     /// metadata (not tapt, the source's aperture).
     static func reframed(_ track: MergePlan.Track, as encoding: VideoEncoding) -> MergePlan.Track {
         var reframed = track
@@ -286,7 +289,9 @@ package struct MergePlanner: Sendable {
         reframed.marksFirstRandomAccessPoint = false
         let entryType = encoding.codec == "hevc" ? "hvc1" : "avc1"
         reframed.sampleEntry = track.sampleEntry.flatMap { carry in
-            SampleEntryCarry(sourceType: entryType, boxes: carry.boxes.filter { SampleEntryCarry.colourTypes.contains($0.type) })
+            SampleEntryCarry(
+                sourceType: entryType,
+                boxes: encoding.colour == .kept ? carry.boxes.filter { SampleEntryCarry.colourTypes.contains($0.type) } : [])
         }
         reframed.trackBoxes = track.trackBoxes.flatMap { TrackBoxCarry(boxes: $0.boxes.filter { $0.type != "tapt" }, keepsMetadata: true) }
         // An encoder's parameter sets, and the entries' smaller size, in place of the source's.

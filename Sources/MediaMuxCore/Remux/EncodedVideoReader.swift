@@ -5,8 +5,9 @@ internal import CFFmpeg
 /// would keep (`TrackReader`), decoded on the decoder's frame threads,
 /// turned and fitted by a libavfilter graph, and encoded, each frame at its
 /// own presentation time, so that a variable frame rate stays variable.
-/// Frames before the start are dropped but the one on screen there; frames
-/// from the end on are dropped. Handed out a few packets at a time.
+/// Frames before the start are dropped but the one on screen there, which
+/// is shown from the start; frames from the end on are dropped. Handed out
+/// a few packets at a time.
 final class EncodedVideoReader: PacketSource {
     let timeBase: AVRational
     private let source: TrackReader
@@ -90,7 +91,7 @@ final class EncodedVideoReader: PacketSource {
                 try decode(nil)
                 if let current = held {
                     held = nil
-                    try encoder.encode(current, at: heldTime, until: endTick)
+                    try encoder.encode(current, at: max(heldTime, 0), until: endTick)
                 }
                 try encoder.finish(until: endTick)
                 return
@@ -121,7 +122,8 @@ final class EncodedVideoReader: PacketSource {
         if let current = held {
             held = nil
             if time > 0 {
-                try encoder.encode(current, at: heldTime, until: time)
+                // The picture on screen at the start is shown from the start.
+                try encoder.encode(current, at: max(heldTime, 0), until: time)
             } else {
                 av_frame_unref(current.pointer)
             }

@@ -171,3 +171,15 @@ public struct MergeReport: Sendable, Equatable {
         self.leftOut = leftOut
     }
 }
+
+extension MergeReport {
+    /// A merge's report: its plan's decisions beside what the executor wrote.
+    init(plan: MergePlan, execution: PlanExecution) {
+        self.init(
+            output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
+            video: execution.tracks[plan.index(of: .video)], audio: execution.tracks[plan.index(of: .soundtrack)],
+            fileBytes: execution.fileBytes, elapsed: execution.elapsed, movieHeader: plan.movieHeader, warnings: execution.warnings,
+            keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
+        originalAudio = plan.originalAudio.map { _ in execution.tracks[plan.index(of: .originalAudio)] }
+    }
+}

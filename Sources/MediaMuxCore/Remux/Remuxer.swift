@@ -23,11 +23,23 @@ package struct PacketObserving {
     }
 }
 
+/// What a plan's execution wrote, track by track in the plan's order: what
+/// the job's report is made of (a merge's `MergeReport`, a preview clip's).
+package struct PlanExecution {
+    /// Each output track as written, in the plan's order.
+    package var tracks: [MergeReport.Track]
+    /// The output's size in bytes (the bytes streamed, for a stream).
+    package var fileBytes: Int
+    package var elapsed: Duration
+    /// What went wrong on the side without failing the job.
+    package var warnings: [String]
+}
+
 /// Carries out a MergePlan: copies the planned packets (or, for a track
 /// the plan encodes, the encoder's) through the writer the plan's layout
 /// needs (see `MovieWriter`), which writes the exact edit lists and puts
 /// the output where it goes. Makes no decisions of its own.
-final class Remuxer {
+package final class Remuxer {
     private let plan: MergePlan
     private let destination: MergeDestination
     private let cancellation: CancellationFlag
@@ -61,7 +73,15 @@ final class Remuxer {
         var lastDTS: Int64 = .min
     }
 
-    func run() throws -> MergeReport {
+    /// Carries out `plan` on the calling thread (inside `runFFmpeg`): how a
+    /// job other than a merge (a preview clip) runs its plan.
+    package static func carryOut(
+        _ plan: MergePlan, cancellation: CancellationFlag, progress: (@Sendable (MergeProgress) -> Void)?
+    ) throws -> PlanExecution {
+        try Remuxer(plan: plan, cancellation: cancellation, progress: progress).run()
+    }
+
+    func run() throws -> PlanExecution {
         do {
             return try copy()
         } catch let error as MediaMuxError where error.code == .cancelled {
@@ -69,7 +89,7 @@ final class Remuxer {
         }
     }
 
-    private func copy() throws -> MergeReport {
+    private func copy() throws -> PlanExecution {
         let clock = ContinuousClock()
         let started = clock.now
         let writer = try plan.writer(to: destination)
@@ -119,7 +139,9 @@ final class Remuxer {
         warnings += writer.warnings
         let elapsed = clock.now - started
         progress?(progressReport(written: plan.end))
-        return report(written: written, muxer: muxer, bytes: size, elapsed: elapsed)
+        return PlanExecution(
+            tracks: plan.tracks.indices.map { trackWritten($0, written: written[$0], muxer: muxer) }, fileBytes: size, elapsed: elapsed,
+            warnings: warnings)
     }
 
     /// Where a track's packets come from: the input's own, copied (the
@@ -293,6 +315,8 @@ final class Remuxer {
         var timings: [TrackTiming] = []
         for (index, planned) in plan.tracks.enumerated() {
             guard let first = firstPackets[index] else {
+                // An input cut short says so first.
+                try readers[index].checkComplete(declaredPackets: planned.sampleCount)
                 throw MediaMuxError.damaged(path: planned.path, detail: "no packets could be read before the end")
             }
             let base = writer.muxer.stream(index).pointee.time_base
@@ -318,29 +342,21 @@ final class Remuxer {
         }
     }
 
-    private func report(written: [Written], muxer: MuxerHandle, bytes: Int, elapsed: Duration) -> MergeReport {
-        func track(_ index: Int, _ planned: MergePlan.Track) -> MergeReport.Track {
-            let parameters = muxer.stream(index).pointee.codecpar.pointee
-            let tag = parameters.codec_tag
-            let muxerTag = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
-            let fourCC = planned.sampleEntry?.restoredType ?? muxerTag
-            var track = MergeReport.Track(
-                source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: fourCC,
-                start: planned.sourceStart, duration: planned.end - planned.sourceStart,
-                packets: written[index].packets, bytes: written[index].bytes, encoding: planned.encoding)
-            track.reframing = planned.reframing
-            track.plays = planned.plays
-            track.damagedPackets = damagedPackets[index]
-            track.loudness = loudness[index]
-            if let held = planned.spans.last(where: { $0.decision == .hold }) { track.heldLastFrame = held.duration }
-            return track
-        }
-        var report = MergeReport(
-            output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
-            video: track(plan.index(of: .video), plan.video), audio: track(plan.index(of: .soundtrack), plan.audio), fileBytes: bytes,
-            elapsed: elapsed, movieHeader: plan.movieHeader, warnings: warnings, keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
-        report.originalAudio = plan.originalAudio.map { track(plan.index(of: .originalAudio), $0) }
-        return report
+    /// Output track `index` as written.
+    private func trackWritten(_ index: Int, written: Written, muxer: MuxerHandle) -> MergeReport.Track {
+        let planned = plan.tracks[index]
+        let tag = muxer.stream(index).pointee.codecpar.pointee.codec_tag
+        let muxerTag = tag == 0 ? planned.codecTag : String(decoding: (0..<4).map { UInt8((tag >> (8 * $0)) & 0xFF) }, as: UTF8.self)
+        var track = MergeReport.Track(
+            source: planned.path, streamIndex: planned.streamIndex, codec: planned.codec, codecTag: planned.sampleEntry?.restoredType ?? muxerTag,
+            start: planned.sourceStart, duration: planned.end - planned.sourceStart,
+            packets: written.packets, bytes: written.bytes, encoding: planned.encoding)
+        track.reframing = planned.reframing
+        track.plays = planned.plays
+        track.damagedPackets = damagedPackets[index]
+        track.loudness = loudness[index]
+        if let held = planned.spans.last(where: { $0.decision == .hold }) { track.heldLastFrame = held.duration }
+        return track
     }
 }
 

@@ -14,10 +14,13 @@ internal import CFFmpeg
 /// edit list, so the reader also drops what lies before the start: every
 /// packet decoded before the last keyframe shown at or before it. A track
 /// with a `leadIn` (a soundtrack whose beginning is skipped) keeps only the
-/// packets before the start that prime the decoder, and when the skipped
-/// part is long, reads none of it: in MP4, MOV and Matroska (whose packets
-/// are the container's samples, wherever reading starts) it seeks to the
-/// sync sample at or before the lead-in, so that a span 40 minutes into a
+/// packets before the start that prime the decoder; a video read from a
+/// later start (a preview clip's span), the packets from the keyframe shown
+/// at or before it. When the skipped part is long it reads none of it: in
+/// MP4, MOV and Matroska (whose packets are the container's samples,
+/// wherever reading starts) it seeks to the sync sample at or before the
+/// lead-in, on the media timeline too (whose decode times count from the
+/// first sample's, which the index gives), so that a span 40 minutes into a
 /// file reads what a span at its start reads.
 final class TrackReader {
     let demuxer: DemuxerHandle
@@ -96,20 +99,22 @@ final class TrackReader {
         let parameters = stream.pointee.codecpar.pointee
         pcmFrame = track.codec.hasPrefix("pcm_") && parameters.block_align > 0 && parameters.sample_rate > 0
             ? (parameters.block_align, AVRational(num: 1, den: parameters.sample_rate)) : nil
+        let isVideo = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
         if case .media(let shift) = track.timestamps {
             decodeShift = shift
-            trimsLeadIn = true
         } else {
             decodeShift = nil
-            trimsLeadIn = false
         }
+        // A video read from a later start (a clip's span) keeps what decodes
+        // the frame on screen there, as the media timeline always does.
+        trimsLeadIn = decodeShift != nil || (isVideo && track.leadIn != nil)
         marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
         codec = track.codec
         missingSamples = track.missingSamples
         damagedFragment = track.damagedFragment
         // A fragmented file's whole samples are counted from its fragment headers.
         wholeSamples = track.isFragmented ? track.sampleCount : nil
-        kind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO ? "video" : "audio"
+        kind = isVideo ? "video" : "audio"
         if let samples = track.readsOwnFragments {
             fragments = try FragmentPackets(
                 path: demuxer.path, samples: samples, isAudio: kind == "audio", ignoringEditList: decodeShift != nil,
@@ -118,8 +123,15 @@ final class TrackReader {
             fragments = nil
         }
         demuxer.keepOnly(track.streamIndex)
-        seekTarget = fragments == nil && !track.isFragmented && decodeShift == nil && demuxer.packetsAreContainerSamples
+        // The media timeline counts decode times from the first sample's,
+        // which a seek skips: its index entry gives it instead.
+        let firstDecodeTime = avformat_index_get_entry(stream, 0)?.pointee.timestamp
+        seekTarget = fragments == nil && !track.isFragmented && (decodeShift == nil || firstDecodeTime != nil)
+            && demuxer.packetsAreContainerSamples
             ? Self.seekTarget(stream, origin: originTick, leadIn: leadInTicks, in: timeBase) : nil
+        if seekTarget != nil, decodeShift != nil, let firstDecodeTime {
+            demuxerDecodeBase = rescales ? av_rescale_q(firstDecodeTime, inputTimeBase, timeBase) : firstDecodeTime
+        }
     }
 
     /// A skip shorter than this is read through rather than sought past.
@@ -157,7 +169,12 @@ final class TrackReader {
     /// would silently stop short.
     func checkComplete(declaredPackets: Int?) throws {
         guard reachedEndOfFile else { return }
-        // After a seek the packets before it were not read, so not counted.
+        // After a seek the packets before it were not read, so not counted:
+        // the index tells whether the file ends before samples it declares.
+        if sought, let overrun = demuxer.indexOverrun(of: Int(streamIndex)) {
+            throw MediaMuxError.damaged(
+                path: demuxer.path, detail: "the \(kind)'s samples run to byte \(overrun.needed) but the file ends at \(overrun.present)")
+        }
         if let declaredPackets, !sought {
             guard packetsRead < declaredPackets else { return }
             throw MediaMuxError.damaged(
@@ -275,16 +292,30 @@ final class TrackReader {
     }
 
     /// Whether the first packet after the seek comes after `target`, the
-    /// first time the lead-in needs (a format that seeks only near a time),
-    /// or says no time: then the stream is read again from its start, as
+    /// first time the lead-in needs, or says no time. MP4's index finds a
+    /// sync sample by its decode time, and with B-frames one decoded before
+    /// the target can be shown after it: the sync sample before it is sought
+    /// next, a few times at most. A format that seeks only near a time, or
+    /// one with no earlier sync sample, is read again from its start, as
     /// without a seek.
     private func landed(_ packet: UnsafeMutablePointer<AVPacket>, past target: Int64) throws -> Bool {
         let time = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
         guard time == noTimestamp || time > target else { return false }
+        let decoded = packet.pointee.dts
+        if seeksBack < Self.mostSeeksBack, decoded != noTimestamp, decoded <= target,
+           demuxer.seek(Int(streamIndex), to: decoded.saturatingSubtracting(1)) {
+            seeksBack += 1
+            landing = target
+            return true
+        }
         try demuxer.rewind(Int(streamIndex))
         sought = false
         return true
     }
+
+    /// Sync samples sought back past one shown after the target, before reading from the start instead.
+    private static let mostSeeksBack = 4
+    private var seeksBack = 0
 
     private func endOfInput(returning buffer: PacketBuffer) {
         // Packets still without a DTS were never reordered: decode order is presentation order.
@@ -326,7 +357,7 @@ final class TrackReader {
             return
         }
         if trimsLeadIn, holdsInLeadIn(buffer) { return }
-        if let leadInTicks, !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
+        if let leadInTicks, kind == "audio", !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
         cut(buffer)
     }
 

@@ -280,7 +280,8 @@ package final class DemuxerHandle {
             let start = stream(index).pointee.start_time
             target = start == noTimestamp ? 0 : start
         }
-        var code = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
+        // Any sample, not only a sync sample: the first one (a video's may not be one).
+        var code = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY)
         if code < 0 { code = avformat_seek_file(context, Int32(index), Int64.min, Int64.min, Int64.min, 0) }
         if code < 0 {
             let said = FFmpegMessages.take(for: UnsafeMutableRawPointer(context)) ?? ffmpegErrorText(code)
@@ -292,8 +293,15 @@ package final class DemuxerHandle {
     /// (the stream's time base), as far as the format's index knows; false
     /// when the format cannot seek. A reader checks where it landed: some
     /// formats (MP3 without a table of contents, Ogg) land only near it.
+    /// Where the index has no sync sample at or before `timestamp`, nothing
+    /// is sought and reading goes on where it was: FFmpeg's fallback for a
+    /// failed seek reads ahead to build its index, which would pass over packets.
     package func seek(_ index: Int, to timestamp: Int64) -> Bool {
-        av_seek_frame(context, Int32(index), timestamp, AVSEEK_FLAG_BACKWARD) >= 0
+        let stream = self.stream(index)
+        if avformat_index_get_entries_count(stream) > 0, av_index_search_timestamp(stream, timestamp, AVSEEK_FLAG_BACKWARD) < 0 {
+            return false
+        }
+        return av_seek_frame(context, Int32(index), timestamp, AVSEEK_FLAG_BACKWARD) >= 0
     }
 
     /// Whether each packet is one of the container's samples (an MP4 or

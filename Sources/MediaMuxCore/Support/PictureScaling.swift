@@ -32,7 +32,7 @@ package final class Scaler {
     package func scale(_ frame: UnsafeMutablePointer<AVFrame>, into planes: [UnsafeMutablePointer<UInt8>?], strides: [Int32], path: String) throws {
         let f = frame.pointee
         let key = (f.width, f.height, f.format, Int32(f.colorspace.rawValue), Int32(f.color_range.rawValue))
-        if source == nil || source! != key {
+        if source.map({ $0 != key }) ?? true {
             // Bicubic, as ffmpeg's scale filter. For pictures people look at,
             // accurate rounding and full chroma; a video encoder gets the fast path.
             let flags = format == AV_PIX_FMT_YUV420P ? SWS_BICUBIC : SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
