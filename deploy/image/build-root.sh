@@ -32,13 +32,9 @@ echo "build-root: $(du -sh "$root/usr/local" | cut -f1) in $root/usr/local ($(du
 installed_set() { # PACKAGE...: the packages apt would install on an empty system
   apt-get install -s --no-install-recommends -o Dir::State::status=/dev/null "$@" 2>/dev/null | awk '/^Inst /{ print $2 }' | sort -u
 }
-kib_of() { # PACKAGE...: the sum of their Installed-Size
-  local total=0 size package
-  for package in "$@"; do
-    size="$(apt-cache show --no-all-versions "$package" 2>/dev/null | sed -n 's/^Installed-Size: //p' | head -n1)"
-    total=$((total + ${size:-0}))
-  done
-  echo "$total"
+kib_of() { # PACKAGE...: the sum of their Installed-Size, in one apt-cache call
+  # (one per package loads apt's cache each time: minutes for 143 of them)
+  apt-cache show --no-all-versions "$@" 2>/dev/null | awk '/^Package:/ { counted = 0 } /^Installed-Size:/ && !counted { total += $2; counted = 1 } END { print total + 0 }'
 }
 required="$(apt-cache dumpavail | awk '/^Package:/ { p = $2 } /^Priority: required/ { print p }' | sort -u)"
 # shellcheck disable=SC2086
