@@ -207,10 +207,14 @@ struct TestHTTPServerTests {
     }
 
     @Test func stallTriggersReadTimeout() async throws {
-        try await TestHTTPServer.withClient(read: .milliseconds(200)) { server, client in
+        // A read timeout of a second, well inside the request's 5 s deadline:
+        // 200 ms was shorter than a loaded machine (the whole suite under
+        // ThreadSanitizer on two cores) takes to answer at all, and the
+        // client gave up before the first 1000 bytes were written.
+        try await TestHTTPServer.withClient(read: .seconds(1)) { server, client in
             server.serve("/stall", body: Self.body(100_000))
-            // The stall outlasts the request's 5 s deadline, so only the 200 ms
-            // read timeout can end it with this particular error.
+            // The stall outlasts the request's 5 s deadline, so only the read
+            // timeout can end it with this particular error.
             server.inject("/stall", [.stallAfter(bytes: 1000, seconds: 60)])
             await #expect(throws: HTTPClientError.readTimeout) {
                 _ = try await Self.fetch(client, server.url("/stall"))
