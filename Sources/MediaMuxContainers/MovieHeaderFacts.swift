@@ -107,8 +107,13 @@ package struct MovieHeaderFacts {
             if let mdhd = trak.first("mdia/mdhd") { track.mediaTimescale = Int64(try mdhd.uint32(at: try mdhd.uint8(at: 0) == 1 ? 20 : 12)) }
             if let stbl = trak.first("mdia/minf/stbl") {
                 try Self.readSampleTable(stbl, into: &track)
-                if tree.root.first("mvex") != nil || (!track.hasEditList && stbl.first("ctts") != nil) {
+                if tree.root.first("mvex") != nil {
                     try Self.readSampleTimes(stbl, into: &track)
+                } else if !track.hasEditList, stbl.first("ctts") != nil {
+                    // Only to find the first picture (`presentedFrom`): times
+                    // that do not add up leave the track starting at zero, as
+                    // FFmpeg's reading has it, and the rest of the header stands.
+                    try? Self.readSampleTimes(stbl, into: &track)
                 }
             }
             let entries = MovieTree.sampleEntries(of: trak)

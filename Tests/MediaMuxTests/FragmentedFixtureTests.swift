@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import MediaMuxContainers
 @testable import MediaMux
 @testable import MediaMuxCore
 
@@ -90,6 +91,26 @@ import TestSupport
         let video = try #require(try await MuxEngine().probe(Fixtures.path(name)).video)
         #expect(abs(try #require(video.start).seconds - ffprobe) < 0.000_001, "\(name): probed from \(String(describing: video.start))")
         #expect(abs(try #require(video.end).seconds - (ffprobe + 2)) < 0.000_001, "\(name): probed to \(String(describing: video.end))")
+    }
+
+    /// Sample times that do not add up, in a movie without an edit list (its
+    /// video's first stts run made 2^32-1 samples of 2^32-1 ticks, which
+    /// overflows): the first picture cannot be found, so the track starts at
+    /// zero, as FFmpeg reads it, and the rest of the movie header stands.
+    @Test func sampleTimesThatOverflowLeaveTheHeaderStanding() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(Self.withoutEditList))))
+        let type = Array("stts".utf8)
+        let at = try #require((0..<(bytes.count - 4)).first { Array(bytes[$0..<$0 + 4]) == type })
+        // After the type: version and flags, the entry count, then the first entry's count and delta.
+        for offset in (at + 12)..<(at + 20) { bytes[offset] = 0xFF }
+        let folder = try TemporaryFolder()
+        let path = folder.path("overflowing.mp4")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let facts = try MovieHeaderFacts(path: path)
+        let video = try #require(facts.tracks[1])
+        #expect(video.sampleEntry?.type == "avc1" && facts.tracks.count == 2)
+        #expect(video.tableSpan == nil)
+        #expect(MovieHeaderFacts.presentedFrom(video, span: video.tableSpan) == 0)
     }
 
     @Test(arguments: whole + [withoutEditList])
