@@ -16,16 +16,16 @@ struct ClipWriter {
         let reporter = progress.map { handler in
             ClipProgress(handler: handler)
         }
-        let execution = try Remuxer.carryOut(plan.tracks, cancellation: cancellation, progress: reporter.map { reporter in
+        let execution = try Remuxer.carryOut(plan.merge, cancellation: cancellation, progress: reporter.map { reporter in
             { @Sendable merge in reporter.report(merge) }
         })
-        let video = execution.tracks[plan.tracks.index(of: .video)]
-        let sound = plan.tracks.track(.soundtrack) == nil ? nil : execution.tracks[plan.tracks.index(of: .soundtrack)]
+        let video = execution.tracks[plan.merge.index(of: .video)]
+        let sound = plan.merge.track(.soundtrack) == nil ? nil : execution.tracks[plan.merge.index(of: .soundtrack)]
         reporter?.finish(frames: video.packets)
-        let picture = plan.tracks.video.reframing?.frame
+        let picture = plan.merge.video.reframing?.frame
         return PreviewClipReport(
-            output: plan.tracks.outputPath, start: plan.start.converted(to: 90000, rounding: .nearest),
-            duration: plan.tracks.end.converted(to: 90000, rounding: .nearest), width: picture?.width ?? 0, height: picture?.height ?? 0,
+            output: plan.merge.outputPath, start: plan.start.converted(to: 90000, rounding: .nearest),
+            duration: plan.merge.end.converted(to: 90000, rounding: .nearest), width: picture?.width ?? 0, height: picture?.height ?? 0,
             videoFrames: video.packets, hasAudio: (sound?.packets ?? 0) > 0, bytes: execution.fileBytes)
     }
 }

@@ -267,7 +267,7 @@ struct ClipPlan: Equatable, Sendable {
     /// One span of the video, scaled to even sides, turned upright by the
     /// core's rule (mirrors included) and encoded H.264 in 8-bit BT.709;
     /// one of its sound, AAC, where it plays during the span.
-    var tracks: MergePlan
+    var merge: MergePlan
 }
 
 extension PreviewPlanner {
@@ -315,6 +315,6 @@ extension PreviewPlanner {
             output: output, overwrite: overwrite, videoStream: stream.index, start: options.start, end: clipEnd, video: video,
             sound: audio.map { .init(streamIndex: $0.index, encoding: $0.encoding) })
         return ClipPlan(
-            start: options.start, tracks: try MergePlanner.clipPlan(clip, of: info))
+            start: options.start, merge: try MergePlanner.clipPlan(clip, of: info))
     }
 }

@@ -46,6 +46,9 @@ final class TrackReader {
     private var landing: Int64?
     /// Reading began at a seek, so the packets before it were not counted.
     private var sought = false
+    /// Sync samples sought back past one shown after the target, before reading from the start instead.
+    private static let mostSeeksBack = 4
+    private var seeksBack = 0
     /// Packets wholly before the start, held while they may be needed to prime the decoder.
     private var priming: [PacketBuffer] = []
     private var primed = false
@@ -67,7 +70,9 @@ final class TrackReader {
     private var junkBytes = 0
     /// A fragmented file: how many of its samples are whole, as its fragment headers count them; nothing past them is read.
     private let wholeSamples: Int?
+    /// "video" or "audio", for messages.
     private let kind: String
+    private let isAudio: Bool
     /// Packets before the start, from the last keyframe seen at or before it.
     private var leadIn: [PacketBuffer] = []
     private var trimsLeadIn: Bool
@@ -115,9 +120,10 @@ final class TrackReader {
         // A fragmented file's whole samples are counted from its fragment headers.
         wholeSamples = track.isFragmented ? track.sampleCount : nil
         kind = isVideo ? "video" : "audio"
+        isAudio = !isVideo
         if let samples = track.readsOwnFragments {
             fragments = try FragmentPackets(
-                path: demuxer.path, samples: samples, isAudio: kind == "audio", ignoringEditList: decodeShift != nil,
+                path: demuxer.path, samples: samples, isAudio: isAudio, ignoringEditList: decodeShift != nil,
                 cancellation: demuxer.cancellation)
         } else {
             fragments = nil
@@ -313,10 +319,6 @@ final class TrackReader {
         return true
     }
 
-    /// Sync samples sought back past one shown after the target, before reading from the start instead.
-    private static let mostSeeksBack = 4
-    private var seeksBack = 0
-
     private func endOfInput(returning buffer: PacketBuffer) {
         // Packets still without a DTS were never reordered: decode order is presentation order.
         for undatedBuffer in undated { undatedBuffer.pointer.pointee.dts = undatedBuffer.pointer.pointee.pts }
@@ -357,7 +359,7 @@ final class TrackReader {
             return
         }
         if trimsLeadIn, holdsInLeadIn(buffer) { return }
-        if let leadInTicks, kind == "audio", !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
+        if let leadInTicks, isAudio, !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
         cut(buffer)
     }
 
