@@ -23,8 +23,9 @@ struct SeekingReaderTests {
         let options = MergeOptions(audio: AudioOptions(offset: offset))
         let plan = try await MergeEngine().plan(video: video, audio: audio, output: folder.path("out.mp4"), options: options)
         #expect(plan.audio.isCopied)
-        let demuxer = try DemuxerHandle(path: audio)
-        let source = try CopiedSpans(demuxer: demuxer, track: plan.audio)
+        let inputs = try SpanInputs(track: plan.audio, cancellation: CancellationFlag())
+        let demuxer = inputs.own
+        let source = try CopiedSpans(inputs: inputs, track: plan.audio)
         var packets: [Data] = []
         while let buffer = try source.next() {
             packets.append(Data(bytes: buffer.pointer.pointee.data, count: Int(buffer.pointer.pointee.size)))
@@ -37,10 +38,7 @@ struct SeekingReaderTests {
     private func readClipVideo(_ path: String, from start: MediaTime, length: MediaTime) throws -> Read {
         let info = try Prober(cancellation: CancellationFlag()).probe(path: path)
         let stream = try #require(info.videoStreams.first)
-        let frame = VideoSize(width: 320, height: 180)
-        let encoding = VideoEncoding(
-            codec: "h264", encoder: "libx264", sourceCodec: stream.codec, frame: frame, picture: frame, fit: .pad, turn: stream.uprightTurn,
-            bitDepth: 8, quality: 23, preset: "veryfast", colour: .bt709, reason: "a test clip", notes: [])
+        let encoding = VideoEncoding.testClip(of: stream, frame: VideoSize(width: 320, height: 180))
         let plan = try MergePlanner.clipPlan(
             .init(output: "clip.mp4", overwrite: false, videoStream: stream.index, start: start, end: start + length, video: encoding, sound: nil),
             of: info)

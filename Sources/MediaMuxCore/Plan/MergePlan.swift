@@ -119,17 +119,53 @@ public struct MergePlan: Sendable, Equatable {
         public struct Source: Sendable, Equatable {
             public var path: String
             public var streamIndex: Int
+            /// How it is read, for a stream other than its track's own (a
+            /// later clip of a sequence); nil for the track's own stream,
+            /// read as the track says.
+            public var reading: Reading?
 
-            public init(path: String, streamIndex: Int) {
+            public init(path: String, streamIndex: Int, reading: Reading? = nil) {
                 self.path = path
                 self.streamIndex = streamIndex
+                self.reading = reading
+            }
+        }
+
+        /// What reading a source stream takes: its file's facts, and the
+        /// timeline the plan reads it on (as the fields of the same names of
+        /// `Track` say for a track's own stream).
+        public struct Reading: Sendable, Equatable {
+            /// The stream's codec, FFmpeg's name.
+            public var codec: String
+            public var timestamps: Timestamps
+            /// Where its presentation ends, on the timeline it is read on.
+            public var end: MediaTime
+            public var sampleCount: Int?
+            public var missingSamples: Int?
+            public var damagedFragment: String?
+            public var isFragmented: Bool
+            public var fragmentSamples: FragmentSamples?
+            public var marksFirstRandomAccessPoint: Bool
+
+            /// How `track` reads its own stream.
+            public init(of track: Track) {
+                codec = track.codec
+                timestamps = track.timestamps
+                end = track.sourceEnd + track.origin
+                sampleCount = track.sampleCount
+                missingSamples = track.missingSamples
+                damagedFragment = track.damagedFragment
+                isFragmented = track.isFragmented
+                fragmentSamples = track.fragmentSamples
+                marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
             }
         }
 
         /// The input stream it takes from; nil for a held frame.
         public var source: Source?
-        /// What of the source it presents, on the source's own timeline (its
-        /// file's times, with its edit list applied); nil for a held frame.
+        /// What of the source it presents, on the timeline it is read on
+        /// (its file's times, with its edit list applied by the demuxer or,
+        /// with `Timestamps.media`, left to MediaMux); nil for a held frame.
         public var sourceRange: Range<MediaTime>?
         /// Where it begins on the output's timeline.
         public var place: MediaTime

@@ -31,6 +31,12 @@ final class EncodedAudioReader: PacketSource {
         demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, mix: MergePlan.Mix? = nil, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
+        // A loop plays the track's own stream again; its sound from other streams is not read yet.
+        let own = MergePlan.Span.Source(path: track.path, streamIndex: track.streamIndex)
+        if track.spans.contains(where: { $0.source.map { $0 != own } ?? false }) {
+            throw MediaMuxError.unexpected(
+                path: track.path, detail: "internal error: an encoded audio track that takes from several streams is not supported yet; please report it")
+        }
         let tick = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
         timeBase = AVRational(tick: tick)
         path = track.path

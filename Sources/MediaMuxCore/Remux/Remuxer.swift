@@ -95,18 +95,16 @@ package final class Remuxer {
         let writer = try plan.writer(to: destination)
         let muxer = writer.muxer
 
-        // Each track reads a file of its own (the video's own audio reads the video file again).
+        // Each track reads files of its own (the video's own audio reads the video file again).
         var readers: [any PacketSource] = []
         var videoInput: DemuxerHandle?
         for track in plan.tracks {
-            let input = try DemuxerHandle(
-                path: track.path, cancellation: cancellation, ignoringEditLists: track.timestamps != .demuxer,
-                fragmentsAsReached: track.isFragmented && (track.isCopied || track.readsOwnFragments != nil))
+            let inputs = try SpanInputs(track: track, cancellation: cancellation)
             if track.role == .video {
-                muxer.copyMetadata(from: input, plan.metadata.fileTags)
-                videoInput = input
+                muxer.copyMetadata(from: inputs.own, plan.metadata.fileTags)
+                videoInput = inputs.own
             }
-            readers.append(try source(for: track, input: input, muxer: muxer))
+            readers.append(try source(for: track, inputs: inputs, muxer: muxer))
         }
         try writer.open()
         if let observing, let videoInput {
@@ -147,11 +145,12 @@ package final class Remuxer {
     /// Where a track's packets come from: the input's own, copied (the
     /// video with the display matrix the plan says), span after span; or an
     /// encoder's (the video re-framed, the audio encoded).
-    private func source(for track: MergePlan.Track, input: DemuxerHandle, muxer: MuxerHandle) throws -> any PacketSource {
+    private func source(for track: MergePlan.Track, inputs: SpanInputs, muxer: MuxerHandle) throws -> any PacketSource {
+        let input = inputs.own
         let stream = try input.plannedStream(track.streamIndex, kind: track.role.kind)
         if let reframing = track.reframing {
             let encoded = try EncodedVideoReader(
-                demuxer: input, track: track, encoding: reframing, output: plan.outputPath,
+                inputs: inputs, track: track, encoding: reframing, output: plan.outputPath,
                 globalHeaders: muxer.wantsGlobalHeaders, cancellation: cancellation)
             encodedVideo = encoded
             _ = try muxer.addStream(
@@ -172,7 +171,7 @@ package final class Remuxer {
         }
         _ = try muxer.addStream(
             copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: matrix, tags: plan.metadata.streamTags)
-        return try CopiedSpans(demuxer: input, track: track)
+        return try CopiedSpans(inputs: inputs, track: track)
     }
 
     /// Alternates between the tracks one interleave window at a time, so that

@@ -35,6 +35,8 @@ final class TrackReader {
     private let rescales: Bool
     /// Output-timeline ticks (input time base) before which a packet is presented.
     private let endTick: Int64
+    /// Where the packets kept are cut: what is presented from here on is left out.
+    let end: MediaTime
     /// Where the source's own content should reach: short of it, a file that ends is truncated.
     private let sourceEndTick: Int64
     /// Ticks of packets before the start kept to prime the decoder; nil keeps them all.
@@ -76,6 +78,7 @@ final class TrackReader {
     /// Packets before the start, from the last keyframe seen at or before it.
     private var leadIn: [PacketBuffer] = []
     private var trimsLeadIn: Bool
+    private let joining: Bool
     private var waiting: [PacketBuffer] = []
     private var queue = PacketQueue()
     private var finished = false
@@ -89,7 +92,12 @@ final class TrackReader {
     /// The end of the latest-ending packet read, relative to the output's zero.
     private(set) var contentEnd: Int64 = .min
 
-    init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime) throws {
+    /// - Parameter joining: the track is a span after the first
+    ///   (`MergePlan.Track.reading(_:remaining:)`): no edit list can hide what
+    ///   lies before its start, so it starts with the packet shown at the
+    ///   start (for a video, the keyframe at or before it) and keeps none to
+    ///   prime an audio decoder.
+    init(demuxer: DemuxerHandle, track: MergePlan.Track, end: MediaTime, joining: Bool = false) throws {
         self.demuxer = demuxer
         streamIndex = Int32(track.streamIndex)
         let stream = demuxer.stream(track.streamIndex)
@@ -97,6 +105,7 @@ final class TrackReader {
         timeBase = AVRational(tick: track.timeBase)
         rescales = av_cmp_q(inputTimeBase, timeBase) != 0
         originTick = track.origin.ticks(of: track.timeBase, rounding: .nearest)
+        self.end = end
         endTick = end.ticks(of: track.timeBase, rounding: .up)
         sourceEndTick = min(end, track.sourceEnd).ticks(of: track.timeBase, rounding: .up)
         leadInTicks = track.leadIn?.ticks(of: track.timeBase, rounding: .up)
@@ -112,7 +121,8 @@ final class TrackReader {
         }
         // A video read from a later start (a clip's span) keeps what decodes
         // the frame on screen there, as the media timeline always does.
-        trimsLeadIn = decodeShift != nil || (isVideo && track.leadIn != nil)
+        trimsLeadIn = joining || decodeShift != nil || (isVideo && track.leadIn != nil)
+        self.joining = joining
         marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
         codec = track.codec
         missingSamples = track.missingSamples
@@ -359,7 +369,7 @@ final class TrackReader {
             return
         }
         if trimsLeadIn, holdsInLeadIn(buffer) { return }
-        if let leadInTicks, isAudio, !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
+        if let leadInTicks, isAudio, !joining, !primed, holdsForPriming(buffer, leadIn: leadInTicks) { return }
         cut(buffer)
     }
 

@@ -16,8 +16,10 @@ package final class VideoSpanEncoder {
     private let encoderThread: EncoderThread
     /// The file the pictures come from, named by errors.
     private let path: String
-    /// Created with the first picture, whose format, size and colour it takes.
+    /// Created with the first picture, whose format, size and colour it
+    /// takes, and again when a picture comes in another (a later span's source).
     private var graph: FilterGraph?
+    private var graphInput: PictureFormat?
     /// For an encoding that only scales and turns, in place of the graph.
     private let direct: ScaledUprightPictures?
     private let filtered: FrameBuffer
@@ -144,8 +146,16 @@ package final class VideoSpanEncoder {
             try hand(filtered)
             return
         }
+        let picture = PictureFormat(frame.pointer.pointee)
+        if let graph, picture != graphInput {
+            // A span from another source: its pictures go through a graph of their own.
+            try graph.send(nil)
+            try drainGraph()
+            self.graph = nil
+        }
         let graph = try self.graph ?? makeGraph(for: frame.pointer.pointee)
         self.graph = graph
+        graphInput = picture
         try graph.send(frame)
         av_frame_unref(frame.pointer)
         try drainGraph()
@@ -225,5 +235,27 @@ package final class VideoSpanEncoder {
         } else if queued.pointee.pts == undatedTime {
             undatedPacket = queued
         }
+    }
+}
+
+/// What a filter graph is made for: a decoded picture's size, pixel format,
+/// colour and pixel shape.
+private struct PictureFormat: Equatable {
+    var width, height, format: Int32
+    var colorspace, range: UInt32
+    var pixelAspect: AVRational
+
+    init(_ frame: AVFrame) {
+        width = frame.width
+        height = frame.height
+        format = frame.format
+        colorspace = frame.colorspace.rawValue
+        range = frame.color_range.rawValue
+        pixelAspect = frame.sample_aspect_ratio
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        a.width == b.width && a.height == b.height && a.format == b.format && a.colorspace == b.colorspace && a.range == b.range
+            && av_cmp_q(a.pixelAspect, b.pixelAspect) == 0
     }
 }

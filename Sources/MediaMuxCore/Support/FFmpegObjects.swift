@@ -261,10 +261,11 @@ package final class DemuxerHandle {
         return (needed, present)
     }
 
-    /// Has the demuxer skip every stream but `index` where it can.
+    /// Has the demuxer skip every stream but `index` where it can (one a
+    /// reader of another stream of the file skipped before included).
     package func keepOnly(_ index: Int) {
-        for other in 0..<streamCount where other != index {
-            stream(other).pointee.discard = AVDISCARD_ALL
+        for other in 0..<streamCount {
+            stream(other).pointee.discard = other == index ? AVDISCARD_DEFAULT : AVDISCARD_ALL
         }
     }
 

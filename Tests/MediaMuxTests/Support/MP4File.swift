@@ -91,6 +91,8 @@ struct MP4File: Sendable {
         // stbl
         /// Format fourcc of the first `stsd` entry ("avc1", "hvc1", "mp4a", "Opus", ...).
         let sampleFormat: String?
+        /// How many sample entries `stsd` holds (players use the first only).
+        let sampleEntryCount: Int
         /// The boxes inside the first sample entry, whole (header included),
         /// after its fixed fields; a QuickTime `wave` box's children follow it
         /// with `inWave` set.
@@ -377,9 +379,11 @@ struct MP4File: Sendable {
         }
         var sampleFormat: String?
         var sampleEntryBoxes: [RawBox] = []
+        var sampleEntryCount = 0
         if let stsd = optional(stbl + "stsd") {
             c = try tree.fullBoxCursor(stsd)
-            if try c.u32() > 0 {
+            sampleEntryCount = Int(try c.u32())
+            if sampleEntryCount > 0 {
                 let entryStart = c.pos
                 let entrySize = Int(try c.u32())
                 sampleFormat = try c.fourCC()
@@ -485,7 +489,7 @@ struct MP4File: Sendable {
             box: trak, trackID: trackID, tkhdFlags: tkhdFlags, alternateGroup: alternateGroup, tkhdDuration: tkhdDuration, width: width, height: height, matrix: matrix,
             handlerType: handlerType, mediaTimescale: mediaTimescale, mdhdDuration: mdhdDuration,
             languageCode: languageCode, language: decodeLanguage(languageCode), editList: editList,
-            sampleFormat: sampleFormat, sampleEntryBoxes: sampleEntryBoxes, timeToSample: timeToSample, compositionOffsetTable: cttsTable,
+            sampleFormat: sampleFormat, sampleEntryCount: sampleEntryCount, sampleEntryBoxes: sampleEntryBoxes, timeToSample: timeToSample, compositionOffsetTable: cttsTable,
             cttsVersion: ctts?.version, syncSamples: syncSamples, uniformSampleSize: uniformSize,
             sampleToChunk: sampleToChunk, chunkOffsets: chunkOffsets, chunkOffsetBoxType: chunkBoxType,
             sampleCount: sampleCount, sampleSizes: sampleSizes, decodeTimes: decodeTimes,
