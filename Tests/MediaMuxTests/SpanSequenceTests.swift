@@ -156,4 +156,61 @@ struct SpanSequenceTests {
         #expect(abs(written.presentedEnd - 4) < 0.001, "the track ends at \(written.presentedEnd) s")
         #expect(try TrackDecoder.frames(of: written).count == 100)
     }
+
+    @Test func encodedSoundFromTwoFilesPlaysEachRangeInTurnWithoutAGap() async throws {
+        let folder = try TemporaryFolder()
+        // A 4 s video; a 2 s tone of 440 Hz at 44.1 kHz mono; and at 48 kHz
+        // stereo, 660 Hz for 0.5 s, 1000 Hz for 1.5 s, then 1500 Hz.
+        let video = folder.path("video.mp4")
+        let low = folder.path("low.m4a")
+        let steps = folder.path("steps.m4a")
+        try makeFixtures([
+            ["-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:duration=4", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", video],
+            ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", "-c:a", "aac", low],
+            ["-f", "lavfi", "-i", "sine=frequency=660:sample_rate=48000:duration=0.5", "-f", "lavfi", "-i",
+             "sine=frequency=1000:sample_rate=48000:duration=1.5", "-f", "lavfi", "-i", "sine=frequency=1500:sample_rate=48000:duration=1",
+             "-filter_complex", "[0][1][2]concat=n=3:v=0:a=1,aformat=channel_layouts=stereo", "-c:a", "aac", steps],
+        ])
+        let output = folder.path("out.mp4")
+        // The soundtrack encoded at 48 kHz, the whole video kept: the low tone plays its 2 s.
+        let options = MergeOptions(end: .video, audio: AudioOptions(codec: .aac, sampleRate: 48000))
+        var plan = try await MergeEngine().plan(video: video, audio: low, output: output, options: options)
+        var audio = plan.audio
+        #expect(audio.encoding != nil && audio.end == seconds(2) && audio.spans.count == 1)
+        let lowStream = try #require(audio.spans.first?.source)
+        let lowStart = try #require(audio.spans.first?.sourceRange?.lowerBound)
+        let stepsInfo = try Prober(cancellation: CancellationFlag()).probe(path: steps)
+        let stepsStream = try #require(stepsInfo.audioStreams.first)
+        let stepsStart = stepsStream.start ?? .zero()
+        // Then 0.5 s to 2 s of the steps (the 1000 Hz), and the low tone's first half second again.
+        audio.spans.append(MergePlan.Span(
+            source: .init(path: steps, streamIndex: stepsStream.index), sourceRange: (stepsStart + seconds(1, 2))..<(stepsStart + seconds(2)),
+            place: seconds(2), duration: seconds(3, 2), decision: .encode, reason: "a test's span"))
+        audio.spans.append(MergePlan.Span(
+            source: lowStream, sourceRange: lowStart..<(lowStart + seconds(1, 2)), place: seconds(7, 2), duration: seconds(1, 2),
+            decision: .encode, reason: "a test's span"))
+        audio.end = seconds(4)
+        plan.audio = audio
+        _ = try Remuxer.carryOut(plan, cancellation: CancellationFlag(), progress: nil)
+
+        let file = try MP4File(path: output)
+        let track = try #require(file.audioTracks.first)
+        #expect(track.sampleEntryCount == 1)
+        let played = try AudioSamples.played(track, movieTimescale: file.movieTimescale)
+        #expect(played.sampleRate == 48000)
+        #expect(played.count == 4 * 48000, "\(played.count) samples")
+        let samples = played.channels[0]
+        func tone(_ from: Double, _ to: Double) -> Double {
+            AudioSamples.frequency(samples[Int(from * 48000)..<min(Int(to * 48000), samples.count)], sampleRate: 48000)
+        }
+        #expect(abs(tone(0.05, 1.95) - 440) < 2, "\(tone(0.05, 1.95)) Hz")
+        #expect(abs(tone(2.02, 3.48) - 1000) < 2, "\(tone(2.02, 3.48)) Hz: the steps from 0.5 s to 2 s")
+        #expect(abs(tone(3.52, 3.98) - 440) < 2, "\(tone(3.52, 3.98)) Hz: the low tone again")
+        // No silence anywhere: every 10 ms carries its tone.
+        let window = 480
+        let quiet = stride(from: window, to: samples.count - window, by: window).filter {
+            AudioSamples.rmsDecibels(samples[$0..<($0 + window)]) < -40
+        }
+        #expect(quiet.isEmpty, "silent at \(quiet.prefix(5).map { Double($0) / 48000 }) s")
+    }
 }

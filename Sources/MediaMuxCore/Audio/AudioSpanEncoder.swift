@@ -1,8 +1,8 @@
 import MediaMuxBase
 package import CFFmpeg
 
-/// One span of an audio stream encoded AAC to the sample: the span's
-/// samples (`AudioSpanReader`), through libavfilter's filters when the level
+/// One span of audio encoded AAC to the sample: the span's samples, from
+/// one source or several in turn (`AudioSpanReader`), through libavfilter's filters when the level
 /// changes or a second span is mixed in, into libavcodec's encoder. Used for
 /// merged soundtracks and for preview clips.
 package final class AudioSpanEncoder {
@@ -46,22 +46,21 @@ package final class AudioSpanEncoder {
     package var damagedPackets: Int { reader.damagedPackets }
 
     /// - Parameters:
-    ///   - demuxer: the input, which this reads from now on (it discards the other streams).
-    ///   - zero: the time on the source's timeline (its stream's timestamps) of output sample 0.
+    ///   - demuxer: the first play's input, which this reads from now on (it discards the other streams).
+    ///   - plays: the span's stretches, each from its source (`AudioSpanReader.Play`).
     ///   - samples: the span's length in samples at the encoded rate.
-    ///   - loop: repeat the source until the span is full; nil plays it once.
     ///   - filters: libavfilter filters to run the samples through before encoding (`AudioEffects.filters`).
     ///   - mixing: a second span of as many samples, at the encoded rate and channels, and its level in dB, mixed under the first after its filters.
     ///   - output: the file written, named by encoder errors.
     package init(
-        demuxer: DemuxerHandle, streamIndex: Int, zero: MediaTime, samples: Int64, loop: AudioSpanReader.Loop? = nil,
+        demuxer: DemuxerHandle, plays: [AudioSpanReader.Play], samples: Int64,
         filters: String? = nil, mixing: (reader: AudioSpanReader, level: Double)? = nil, settings: Settings, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
         self.output = output
         reader = try AudioSpanReader(
-            demuxer: demuxer, streamIndex: streamIndex, zero: zero, samples: samples, loop: loop,
-            rate: Int32(settings.sampleRate), channels: settings.channels, cancellation: cancellation)
+            demuxer: demuxer, plays: plays, samples: samples, rate: Int32(settings.sampleRate), channels: settings.channels,
+            cancellation: cancellation)
         mixed = mixing?.reader
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw MediaMuxError.ffmpeg(operation: "finding the AAC encoder", path: output, code: FFmpegCode.notAvailable, message: "this FFmpeg has none")

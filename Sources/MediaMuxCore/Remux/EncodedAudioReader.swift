@@ -31,27 +31,20 @@ final class EncodedAudioReader: PacketSource {
         demuxer: DemuxerHandle, track: MergePlan.Track, encoding: AudioEncoding, mix: MergePlan.Mix? = nil, output: String,
         globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
-        // A loop plays the track's own stream again; its sound from other streams is not read yet.
-        let own = MergePlan.Span.Source(path: track.path, streamIndex: track.streamIndex)
-        if track.spans.contains(where: { $0.source.map { $0 != own } ?? false }) {
-            throw MediaMuxError.unexpected(
-                path: track.path, detail: "internal error: an encoded audio track that takes from several streams is not supported yet; please report it")
-        }
         let tick = MediaTime(value: 1, timescale: Int64(encoding.sampleRate))
         timeBase = AVRational(tick: tick)
         path = track.path
         startTick = track.sourceStart.ticks(of: tick, rounding: .nearest)
-        let zero = track.origin + track.sourceStart
         let samples = (track.end - track.sourceStart).ticks(of: tick, rounding: .nearest)
-        let loop = Self.loop(of: track.spans)
+        let plays = try Self.plays(of: track)
         let rate = Int32(encoding.sampleRate)
-        expectedReach = loop != nil ? samples : (min(track.sourceEnd, track.end) - track.sourceStart).ticks(of: tick, rounding: .nearest)
+        expectedReach = plays.count > 1 ? samples : (min(track.sourceEnd, track.end) - track.sourceStart).ticks(of: tick, rounding: .nearest)
         if encoding.effects.loudness != nil {
             // The span as it will play, read once more by a reader of its own for each measurement.
             func measure(after filters: String?) throws -> (integrated: Double, truePeak: Double) {
                 let reader = try AudioSpanReader(
-                    demuxer: DemuxerHandle(path: track.path, cancellation: cancellation), streamIndex: track.streamIndex,
-                    zero: zero, samples: samples, loop: loop, rate: rate, channels: encoding.channels, cancellation: cancellation)
+                    demuxer: DemuxerHandle(path: track.path, cancellation: cancellation), plays: plays, samples: samples, rate: rate,
+                    channels: encoding.channels, cancellation: cancellation)
                 return try LoudnessMeter.measure(reader, after: filters, path: track.path)
             }
             let measured = try measure(after: nil)
@@ -68,19 +61,26 @@ final class EncodedAudioReader: PacketSource {
             return (reader: reader, level: mix.level)
         }
         encoder = try AudioSpanEncoder(
-            demuxer: demuxer, streamIndex: track.streamIndex, zero: zero, samples: samples, loop: loop,
+            demuxer: demuxer, plays: plays, samples: samples,
             filters: encoding.effects.filters(samples: samples, rate: rate, adjustment: loudness), mixing: mixing,
             settings: .init(sampleRate: encoding.sampleRate, channels: encoding.channels, bitRate: encoding.bitRate),
             output: output, globalHeaders: globalHeaders, cancellation: cancellation)
     }
 
-    /// A source played again and again, from its spans: every play after
-    /// the first takes the source from its first sample, and a play lasts
-    /// what the first one's source range ends past that sample. Nil for a
-    /// source played once.
-    private static func loop(of spans: [MergePlan.Span]) -> AudioSpanReader.Loop? {
-        guard spans.count > 1, let first = spans[0].sourceRange, let repeated = spans[1].sourceRange else { return nil }
-        return AudioSpanReader.Loop(start: repeated.lowerBound, period: first.upperBound - repeated.lowerBound)
+    /// The track's spans as the stretches its samples play, each from its
+    /// source (a loop: one for each play of the track's own stream), on the
+    /// track's timeline from its start: a span's range starts at its place.
+    private static func plays(of track: MergePlan.Track) throws -> [AudioSpanReader.Play] {
+        let plays = track.spans.compactMap { span -> AudioSpanReader.Play? in
+            guard let source = span.source, let range = span.sourceRange else { return nil }
+            let start = span.place - track.sourceStart
+            return AudioSpanReader.Play(
+                path: source.path, streamIndex: source.streamIndex, zero: range.lowerBound - start, start: start, end: span.end - track.sourceStart)
+        }
+        guard !plays.isEmpty else {
+            throw MediaMuxError.unexpected(path: track.path, detail: "internal error: an encoded audio track with no span to play; please report it")
+        }
+        return plays
     }
 
     /// The encoder, for the muxer's stream parameters.
