@@ -59,9 +59,12 @@ extension ProgressEvent: Equatable where Progress: Equatable, Result: Equatable 
 /// The call starts when iteration starts; each iteration runs it once more.
 /// Cancelling the iterating task cancels the call: the loop throws
 /// `MediaMuxError.cancelled` once the call has cleaned up (no output, no
-/// temporary file). Leaving the loop early (`break`) cancels it too. A consumer
-/// slower than the call sees the newest progress, never a stale backlog; the
-/// result is never dropped.
+/// temporary file). Leaving the loop early (`break`, `return`, or a throw
+/// from its body) cancels the call too, as the loop's iterator goes away:
+/// the call stops at its next check and removes what it had written,
+/// shortly after the loop is left (the loop does not wait for it). A
+/// consumer slower than the call sees the newest progress, never a stale
+/// backlog; the result is never dropped.
 public struct ProgressEvents<Progress: Sendable, Result: Sendable>: AsyncSequence, Sendable {
     /// Progress reports, then the result.
     public typealias Element = ProgressEvent<Progress, Result>

@@ -92,6 +92,25 @@ extension MuxEngine {
             manifest: manifest.path, shard: shard, jobs: reports.sorted { $0.index < $1.index }, elapsed: clock.now - start)
     }
 
+    /// A batch as one asynchronous sequence: a progress event each time a
+    /// job starts or ends, then the report, as `runBatch(_:shard:options:progress:)`
+    /// gives them. The batch starts when iteration starts; leaving the loop
+    /// early cancels it: the running jobs stop and leave nothing half-made
+    /// (the jobs already done keep their outputs and records).
+    ///
+    /// - Parameters:
+    ///   - manifest: The jobs, as `BatchManifest.load` read them.
+    ///   - shard: Which of them to run (default: all).
+    ///   - options: How many at once, whether to redo complete steps, how to download.
+    /// - Returns: The events; iterating them throws what `runBatch` throws.
+    public func events(
+        for manifest: BatchManifest, shard: BatchShard = .whole, options: BatchOptions = BatchOptions()
+    ) -> ProgressEvents<BatchProgress, BatchReport> {
+        ProgressEvents(subject: manifest.path) { progress throws(MediaMuxError) in
+            try await runBatch(manifest, shard: shard, options: options, progress: progress)
+        }
+    }
+
     /// One job's steps, in order; never throws: what fails is in the report.
     private func run(_ job: BatchJob, redo: Bool, downloads: SharedDownloads) async -> BatchJobReport {
         let clock = ContinuousClock()

@@ -113,6 +113,8 @@ public struct MergePlan: Sendable, Equatable {
             case encode
             /// The picture before it, on screen until the span ends.
             case hold
+            /// No sound, in an encoded audio track (its encoder is given silence).
+            case silence
         }
 
         /// An input stream: the file, and the stream's index in it (as `StreamInfo.index` counts).

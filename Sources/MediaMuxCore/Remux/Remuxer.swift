@@ -146,6 +146,15 @@ package final class Remuxer {
     /// video with the display matrix the plan says), span after span; or an
     /// encoder's (the video re-framed, the audio encoded).
     private func source(for track: MergePlan.Track, inputs: SpanInputs, muxer: MuxerHandle) throws -> any PacketSource {
+        // What each packet source reads: a copied track's packets (its last picture held over
+        // what follows), a re-framed video's pictures (held likewise), an encoded track's sound and silence.
+        let readable: Set<MergePlan.Span.Decision> =
+            track.reframing != nil ? [.encode, .hold] : track.encoding != nil ? [.encode, .silence] : [.copy, .hold]
+        if let span = track.spans.first(where: { !readable.contains($0.decision) }) {
+            throw MediaMuxError.unexpected(
+                path: track.path,
+                detail: "internal error: a span planned as \(span.decision.rawValue) in a track \(track.isCopied ? "copied" : "encoded") whole cannot be carried out; please report it")
+        }
         let input = inputs.own
         let stream = try input.plannedStream(track.streamIndex, kind: track.role.kind)
         if let reframing = track.reframing {
