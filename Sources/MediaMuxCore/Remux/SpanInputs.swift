@@ -12,7 +12,6 @@ final class SpanInputs {
         var fragmentsAsReached: Bool
     }
 
-    private let track: MergePlan.Track
     private let cancellation: CancellationFlag
     private var open: [Key: DemuxerHandle] = [:]
     /// Inputs read by a span already: the next span to read one rewinds it first.
@@ -23,7 +22,6 @@ final class SpanInputs {
     let own: DemuxerHandle
 
     init(track: MergePlan.Track, cancellation: CancellationFlag) throws {
-        self.track = track
         self.cancellation = cancellation
         for span in track.spans.dropFirst() {
             guard let view = track.reading(span, remaining: track.end) else { continue }
@@ -42,7 +40,7 @@ final class SpanInputs {
             fragmentsAsReached: track.isFragmented && (track.isCopied || track.readsOwnFragments != nil))
     }
 
-    /// The input a later span's reading (`Track.reading(_:)`) reads, at the start of its stream.
+    /// The input a later span's reading (`Track.reading(_:remaining:)`) reads, at the start of its stream.
     func demuxer(for view: MergePlan.Track) throws -> DemuxerHandle {
         let key = Self.key(view)
         spansLeft[key, default: 1] -= 1
@@ -68,14 +66,14 @@ final class SpanInputs {
 extension MergePlan.Track {
     /// The track as a span after the first reads its source: the span's
     /// stream, read as its `Reading` says (or as the track reads its own),
-    /// with the start of the span's range at tick 0 and `length` after it
-    /// the end: where the range ends, or where the track does, `remaining`
-    /// after the span's start, when that comes first or the range plays its
-    /// source to the end (whose packets are then read to their end, as the
-    /// track's first span reads them). Nothing before the start is hidden by
-    /// an edit list in the middle of a track, so the reader keeps only what
-    /// decodes the start (`TrackReader`'s `joining`). Nil for a span that
-    /// reads no source (a held frame).
+    /// the start of the span's range at tick 0. It ends where the range
+    /// ends, or where the track does (`remaining` after the span's start)
+    /// when that comes first or when the range plays its source to the end
+    /// (whose packets are then read to their end, as the track's first span
+    /// reads them). Nothing before the start is hidden by an edit list in
+    /// the middle of a track, so the reader keeps only what decodes the
+    /// start (`TrackReader`'s `joining`). Nil for a span that reads no
+    /// source (a held frame, silence).
     func reading(_ span: MergePlan.Span, remaining: MediaTime) -> MergePlan.Track? {
         guard let source = span.source, let range = span.sourceRange else { return nil }
         var view = self
