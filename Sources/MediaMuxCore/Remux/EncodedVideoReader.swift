@@ -17,8 +17,6 @@ final class EncodedVideoReader: PacketSource {
     private let track: MergePlan.Track
     /// The span being decoded.
     private var span: DecodedSpan
-    /// Every span's decoder's rejected packets, the current one's not counted yet.
-    private var rejectedBefore = 0
     /// The track's one encoder, which every span's pictures go to.
     private let encoder: VideoSpanEncoder
     private let cancellation: CancellationFlag
