@@ -13,7 +13,7 @@ public import AsyncHTTPClient
 /// - Threads: blocking work (FFmpeg, files) runs on the runtime's thread
 ///   pool, never on the caller's task. Progress and preview handlers run on
 ///   the thread doing the work (a pool thread; for a download's progress,
-///   a thread of NIO's shared pool), never two at once for one call: keep them short.
+///   one of the threads that write downloads), never two at once for one call: keep them short.
 /// - Errors: every call throws `MediaMuxError` alone; switch on its `kind`.
 ///   Each call lists the codes it throws; any may also throw `.unexpected`,
 ///   which is a defect to report.

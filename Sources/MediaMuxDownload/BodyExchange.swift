@@ -18,9 +18,9 @@ package func responseFacts(status: Int, headers: HTTPHeaders) -> ResponseFacts {
 
 /// One request's response, taken as it arrives: the policy judges the head;
 /// a body it wants is written into the partial file chunk by chunk. The file
-/// work (recording the validators, opening, writing) runs on NIO's shared
-/// thread pool, never on the event loop, whose other connections it would
-/// hold up; each chunk's write is the future AsyncHTTPClient waits for
+/// work (recording the validators, opening, writing) runs on the transfers'
+/// own threads (`transferFiles`), never on the event loop, whose other
+/// connections it would hold up; each chunk's write is the future AsyncHTTPClient waits for
 /// before it reads more, so a slow disk slows the transfer instead of
 /// filling memory (as its FileDownloadDelegate does with NonBlockingFileIO).
 /// Any other body is not read: the request is ended at its head. State sits
@@ -79,7 +79,21 @@ package final class BodyExchange: HTTPClientResponseDelegate, Sendable {
     private let requested = ContinuousClock.now
     private let state: Locked<State>
     /// Where the file work runs.
-    private let threadPool = NIOThreadPool.singleton
+    private let threadPool = BodyExchange.transferFiles
+
+    /// Threads for the writes of every transfer in the process, and for
+    /// nothing else. Not the runtime's pool: that one runs jobs, each
+    /// holding a thread for the length of an encode, and a write queued
+    /// behind them would leave the connection unread until its idle
+    /// timeout ended it (seen: merges on both threads of a two-core
+    /// machine stalled a download for 15 s). A write is short, so two
+    /// threads keep up with any number of transfers; started on first use
+    /// and kept for the life of the process, like NIO's own shared pool.
+    private static let transferFiles: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 2)
+        pool.start()
+        return pool
+    }()
 
     package init(path: String, url: String, policy: TransferPolicy, offset: Int64, attempt: Int, revalidating: Bool, maximumBytes: Int64, meter: ProgressMeter,
         save: @escaping @Sendable (ResourceValidators) throws -> Void

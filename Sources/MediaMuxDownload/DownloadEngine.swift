@@ -20,8 +20,8 @@ public import Foundation
 /// naming the URL, nothing half written appears under a destination, and
 /// the bytes so far are kept for the next call to resume from.
 ///
-/// Progress handlers run on the thread of NIO's shared pool that writes the
-/// body (never on an event loop), at most ten times a second, then once
+/// Progress handlers run on the thread that writes the body (one of two
+/// that MediaMux keeps for the writes of every download) (never on an event loop), at most ten times a second, then once
 /// more from the calling task when the file is complete.
 /// Reports of one call never overlap. Keep a handler short: the body waits
 /// while it runs.

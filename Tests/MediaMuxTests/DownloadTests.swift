@@ -1234,6 +1234,37 @@ struct DownloadTests {
 
     // MARK: download(to:)
 
+    /// A body's writes have threads of their own: with every thread of NIO's
+    /// shared pool (where jobs run by default) held by other work, as merges
+    /// hold them, a download still runs through, where its writes queued
+    /// behind that work would leave the connection unread until the idle
+    /// timeout ended it.
+    @Test func aBusyJobPoolDoesNotStallADownload() async throws {
+        try await Self.withServer { server, folder in
+            server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
+            let threads = NIOSingletons.blockingPoolThreadCountSuggestion
+            let holding = Atomic<Int>(0)
+            let heldTooLong = Atomic<Int>(0)
+            let release = DispatchSemaphore(value: 0)
+            for _ in 0..<threads {
+                NIOThreadPool.singleton.submit { _ in
+                    holding.add(1, ordering: .relaxed)
+                    // Let go in the end, so that a download waiting for these threads fails instead of hanging.
+                    if release.wait(timeout: .now() + .seconds(30)) == .timedOut { heldTooLong.add(1, ordering: .relaxed) }
+                }
+            }
+            defer { for _ in 0..<threads { release.signal() } }
+            while holding.load(ordering: .relaxed) < threads { try await Task.sleep(for: .milliseconds(10)) }
+            var options = Self.options(folder, useCache: false, idleTimeout: .seconds(5), attempts: 1)
+            options.requireAudio = false
+            let destination = folder.path("song.mp4")
+            let result = try await MuxEngine().download(server.url("/big.mp4"), to: destination, options: options)
+            #expect(heldTooLong.load(ordering: .relaxed) == 0, "the download waited for the shared pool")
+            #expect(result.attempts == 1)
+            #expect(try Self.sha256(file: destination) == Self.bigHash)
+        }
+    }
+
     @Test func downloadToAFileWithoutTheCache() async throws {
         try await Self.withServer { server, folder in
             server.serve("/big.mp4", body: Self.big, contentType: "video/mp4")
