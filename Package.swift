@@ -96,6 +96,8 @@ let package = Package(
             dependencies: [
                 "MediaMuxBase", "MediaMuxContainers", "CFFmpeg", "CFFmpegLog", "CFFmpegResample", "CFFmpegScale", "CFFmpegFilter",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // ByteBuffer: the chunks of a streamed merge's body.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -4,9 +4,9 @@ import MediaMuxDownload
 import MediaMuxPreview
 public import SystemPackage
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
-public import Foundation
+import Foundation
 #endif
 
 /// A merge's report, with how its audio was downloaded when it came from a
@@ -139,43 +139,78 @@ extension MuxEngine {
         _ job: MergeJob, progress: (@Sendable (MergeProgress) -> Void)?,
         downloadProgress: (@Sendable (DownloadProgress) -> Void)?, preview: (@Sendable (PreviewFrame) -> Void)?
     ) async throws(MediaMuxError) -> MuxReport {
-        let (video, audio, output, download) = (job.video, job.audio, job.output, job.download)
         let thumbnails = job.thumbnails ?? ThumbnailOptions()
         try thumbnails.validate()
-        var audioPath = audio
-        var fetched: DownloadResult?
-        var scratch: String?
-        defer { if let scratch { removeFile(scratch) } }
-        if DownloadEngine.looksLikeURL(audio) {
-            // An ftp:// or file:// audio is a URL MediaMux cannot fetch, not a missing file.
-            try DownloadEngine.checkURL(audio)
-            if download.useCache {
-                fetched = try await self.download(audio, options: download, progress: downloadProgress)
-            } else {
-                // The audio is only for this merge: nothing of it stays, merged or not.
-                let beside: String
-                switch output {
-                case .file(let path): beside = path
-                case .stream: beside = temporaryFolder() + "/soundtrack"
-                }
-                let path = TemporaryOutput(finalPath: beside).path + ".audio"
-                scratch = path
-                var once = download
-                once.keepsPartialForResume = false
-                fetched = try await self.download(audio, to: path, overwrite: true, options: once, progress: downloadProgress)
-            }
-            audioPath = fetched?.path ?? audio
-        }
+        let soundtrack = try await soundtrack(of: job, progress: downloadProgress)
+        defer { soundtrack.removeScratch() }
         let none: @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
         let observing = preview.map { ThumbnailPlan.observing(thumbnails, handler: $0) } ?? none
-        var report = try await merging.merge(
-            video: video, audio: audioPath, output: output, options: job.options, progress: progress, observing: observing)
-        if audioPath != audio {
-            // The caller named a URL: the report says the URL, and the download's result where the bytes were.
-            report.audio.source = audio
-            report.warnings = report.warnings.map { $0.replacing(audioPath, with: audio) }
+        let report = try await merging.merge(
+            video: job.video, audio: soundtrack.path, output: job.output, options: job.options, progress: progress, observing: observing)
+        return MuxReport(merge: soundtrack.namingTheURL(in: report, job: job), audioDownload: soundtrack.fetched)
+    }
+
+    /// The job's soundtrack as a local file: the file named, or an `audio`
+    /// URL downloaded (through the cache unless `job.download.useCache` is
+    /// false, when it goes to a scratch file beside the output, or for a
+    /// stream in the system's temporary folder, for the caller to remove).
+    func soundtrack(of job: MergeJob, progress: (@Sendable (DownloadProgress) -> Void)?) async throws(MediaMuxError) -> Soundtrack {
+        guard DownloadEngine.looksLikeURL(job.audio) else { return Soundtrack(path: job.audio, fetched: nil, scratch: nil) }
+        // An ftp:// or file:// audio is a URL MediaMux cannot fetch, not a missing file.
+        try DownloadEngine.checkURL(job.audio)
+        if job.download.useCache {
+            let fetched = try await download(job.audio, options: job.download, progress: progress)
+            return Soundtrack(path: fetched.path, fetched: fetched, scratch: nil)
         }
-        return MuxReport(merge: report, audioDownload: fetched)
+        // The audio is only for this merge: nothing of it stays, merged or not.
+        let beside: String
+        switch job.output {
+        case .file(let path): beside = path
+        case .stream: beside = temporaryFolder() + "/soundtrack"
+        }
+        let path = TemporaryOutput(finalPath: beside).path + ".audio"
+        var once = job.download
+        once.keepsPartialForResume = false
+        do {
+            let fetched = try await download(job.audio, to: path, overwrite: true, options: once, progress: progress)
+            return Soundtrack(path: fetched.path, fetched: fetched, scratch: path)
+        } catch {
+            removeFile(path)
+            throw error
+        }
+    }
+
+    /// A merge job's output as a body its consumer pulls (a Swift server's
+    /// response body): `MergeEngine.body(video:audio:name:options:progress:)`
+    /// for the job, after the download of an `audio` URL. Every error that
+    /// can be known before the first byte is thrown before this returns,
+    /// so a server answers it with an error status instead of a cut-off 200;
+    /// the sequence throws the errors found after (see `MergeBody`).
+    ///
+    /// ```swift
+    /// let job = MergeJob(video: video, audio: audio, output: .stream(.body(named: "response")))
+    /// let body = try await engine.body(for: job)
+    /// return Response(status: .ok, body: ResponseBody(asyncSequence: body))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - job: The inputs and options; its output must be a stream, whose
+    ///     name the errors and the report give (a writer it has is not
+    ///     called). Its thumbnails are not made.
+    ///   - progress: Called with the download's progress, then the merge's.
+    /// - Returns: The body; its `plan` says every decision.
+    /// - Throws: `MediaMuxError`: `.invalidOption` for a file output; for an
+    ///   `audio` URL, what `merge(_:progress:thumbnail:)` throws for it; then
+    ///   what `MergeEngine.body(video:audio:name:options:progress:)` throws.
+    public func body(for job: MergeJob, progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws(MediaMuxError) -> MergeBody {
+        guard case .stream(let stream) = job.output else {
+            throw MediaMuxError.invalidOption(
+                option: "output", message: "\(job.output.name) is a file; a body is streamed (give the job .stream(.body(named:)))")
+        }
+        let soundtrack = try await soundtrack(of: job, progress: progress.map { report in { @Sendable step in report(.downloading(step)) } })
+        return try await merging.body(
+            video: job.video, audio: soundtrack.path, name: stream.name, options: job.options,
+            progress: progress.map { report in { @Sendable step in report(.merging(step)) } }, cleanup: soundtrack.removeScratch)
     }
 
     /// Carries out an existing plan; see `MergeEngine.execute(_:progress:)`.
@@ -193,5 +228,28 @@ extension MuxEngine {
         _ plan: MergePlan, progress: (@Sendable (MergeProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MergeReport {
         try await merging.execute(plan, progress: progress)
+    }
+}
+
+/// A merge job's soundtrack as a local file, and what it took to get it.
+struct Soundtrack: Sendable {
+    /// What the merge reads.
+    var path: String
+    /// The download of an `audio` URL.
+    var fetched: DownloadResult?
+    /// A file downloaded for this merge alone, to remove once it is over.
+    var scratch: String?
+
+    @Sendable func removeScratch() {
+        if let scratch { removeFile(scratch) }
+    }
+
+    /// The caller named a URL: the report says the URL, and the download's result where the bytes were.
+    func namingTheURL(in report: MergeReport, job: MergeJob) -> MergeReport {
+        guard path != job.audio else { return report }
+        var report = report
+        report.audio.source = job.audio
+        report.warnings = report.warnings.map { $0.replacing(path, with: job.audio) }
+        return report
     }
 }

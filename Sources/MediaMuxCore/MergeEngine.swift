@@ -140,7 +140,7 @@ public struct MergeEngine: Sendable {
     /// written to disk, and the merge holds one fragment at a time.
     ///
     /// ```swift
-    /// let stream = MergeStream(name: "response") { piece in try await body.write(piece) }
+    /// let stream = MergeStream(name: "response") { chunk in try await body.write(chunk) }
     /// let report = try await engine.merge(video: video, audio: audio, to: stream)
     /// ```
     ///
@@ -161,6 +161,66 @@ public struct MergeEngine: Sendable {
         progress: (@Sendable (MergeProgress) -> Void)? = nil
     ) async throws(MediaMuxError) -> MergeReport {
         try await merge(video: video, audio: audio, output: .stream(stream), options: options, progress: progress, observing: { _, _ in nil })
+    }
+
+    /// The merge of `video` and `audio` as `merge(video:audio:to:options:progress:)`
+    /// makes it, as a body its consumer pulls (a server's response body):
+    /// planned, its inputs opened and its header made before this returns,
+    /// so that every error that can be known before the first byte is
+    /// thrown here, before a response is begun. See `MergeBody`.
+    ///
+    /// ```swift
+    /// let body = try await engine.body(video: video, audio: audio, name: "response")
+    /// return Response(status: .ok, body: ResponseBody(asyncSequence: body))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - video: The file whose video stream is copied.
+    ///   - audio: The file whose audio stream becomes the soundtrack.
+    ///   - name: The body as errors and the report name it ("response").
+    ///   - options: Everything beyond the inputs; `layout` and `faststart`
+    ///     do not apply (a body is always fragmented, its header first).
+    ///   - progress: Called with how far the merge has come, on the pool
+    ///     thread advancing it.
+    /// - Returns: The body, whose `plan` says every decision.
+    /// - Throws: `MediaMuxError`: what `plan(video:audio:output:options:)`
+    ///   throws, less the output file's errors; `.damaged` for an input that
+    ///   cannot be opened as planned or has no packet; `.ffmpeg` when the
+    ///   muxer or an encoder refuses the streams; `.cancelled`;
+    ///   `.runtimeStopped`. The sequence throws the errors found later (see `MergeBody`).
+    public func body(
+        video: String, audio: String, name: String, options: MergeOptions = MergeOptions(),
+        progress: (@Sendable (MergeProgress) -> Void)? = nil
+    ) async throws(MediaMuxError) -> MergeBody {
+        try await body(video: video, audio: audio, name: name, options: options, progress: progress, cleanup: nil)
+    }
+
+    /// The same, with work to do once the body has ended or is dropped
+    /// (removing a soundtrack downloaded for it alone).
+    package func body(
+        video: String, audio: String, name: String, options: MergeOptions,
+        progress: (@Sendable (MergeProgress) -> Void)?, cleanup: (@Sendable () -> Void)?,
+        observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
+    ) async throws(MediaMuxError) -> MergeBody {
+        let runtime = runtime
+        let flag = CancellationFlag()
+        do {
+            let merge = try await typedErrors(subject: name) {
+                try await runFFmpeg(runtime, raising: flag) { flag in
+                    let (plan, videoInfo) = try Self.makePlan(video: video, audio: audio, output: name, isStream: true, options: options, flag: flag)
+                    let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
+                    let observer = try stream.flatMap { try observing(plan, $0) }
+                    let chunks = ChunkQueue(name: name)
+                    let remuxer = Remuxer(plan: plan, destination: .stream(chunks), cancellation: flag, progress: progress, observing: observer)
+                    try remuxer.start()
+                    return PulledMerge(plan: plan, remuxer: remuxer, chunks: chunks, runtime: runtime, flag: flag, cleanup: cleanup)
+                }
+            }
+            return MergeBody(merge: merge)
+        } catch {
+            cleanup?()
+            throw error
+        }
     }
 
     /// The same, with an observer of the video packets copied, made from the
@@ -192,7 +252,17 @@ public struct MergeEngine: Sendable {
             case .file:
                 return try await runFFmpeg(runtime) { flag in try run(.file, flag: flag) }
             case .stream(let stream):
-                return try await stream.run { sink in try await runFFmpeg(runtime) { flag in try run(.stream(sink), flag: flag) } }
+                switch stream.target {
+                case .standardOutput:
+                    return try await runFFmpeg(runtime) { flag in try run(.stream(DescriptorSink.standardOutput()), flag: flag) }
+                case .writer(let write):
+                    let body = try await body(
+                        video: video, audio: audio, name: stream.name, options: options, progress: progress, cleanup: nil, observing: observing)
+                    return try await MergeStream.drain(body, name: stream.name, into: write)
+                case .pulled:
+                    throw MediaMuxError.invalidOption(
+                        option: "output", message: "\(stream.name) is a body to pull: MuxEngine.body(for:) makes it, not a merge that writes")
+                }
             }
         }.logged(to: runtime.logger)
     }

@@ -103,18 +103,19 @@ package struct FuzzExercise: Sendable {
         return await checkOutput(step: step)
     }
 
-    /// The input as the video, merged as fragmented MP4 into a writer that
-    /// keeps the bytes; written to a file, they must probe with both streams.
+    /// The input as the video, merged as fragmented MP4 into a body pulled
+    /// to its end; written to a file, its bytes must probe with both streams.
     private func streamedMerge() async -> [Violation] {
         let step = "merge as video, streamed"
-        let pieces = Locked<[UInt8]>([])
-        let stream = MergeStream(name: "the fuzz stream") { piece in pieces.withLock { $0 += piece } }
+        let name = "the fuzz stream"
+        var bytes: [UInt8] = []
         do {
-            _ = try await engine.merging.merge(video: input, audio: audio, to: stream)
+            for try await chunk in try await engine.merging.body(video: input, audio: audio, name: name) {
+                bytes += chunk.readableBytesView
+            }
         } catch {
-            return judge(error, step: step, subjects: [input, audio, stream.name]) + leftovers(step: step)
+            return judge(error, step: step, subjects: [input, audio, name]) + leftovers(step: step)
         }
-        let bytes = pieces.withLock { $0 }
         guard writeOutput(bytes) else { return [Violation(step: step, problem: "cannot write \(output)")] }
         return await checkOutput(step: step)
     }

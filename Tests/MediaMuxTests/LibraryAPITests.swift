@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import MediaMuxBase
 import SystemPackage
 import Testing
@@ -202,7 +203,7 @@ struct LibraryAPITests {
         // The same job into a stream: fragmented MP4, as many bytes as the report says, as long as the file.
         let pieces = Locked<[UInt8]>([])
         var streamed = base
-        streamed.output = .stream(MergeStream(name: "response") { piece in pieces.withLock { $0 += piece } })
+        streamed.output = .stream(MergeStream(name: "response") { chunk in pieces.withLock { $0 += chunk.readableBytesView } })
         let sent = try await MuxEngine().merge(streamed)
         let bytes = pieces.withLock { $0 }
         try Data(bytes).write(to: URL(fileURLWithPath: folder.path("sent.mp4")))

@@ -81,65 +81,161 @@ package final class Remuxer {
         try Remuxer(plan: plan, cancellation: cancellation, progress: progress).run()
     }
 
-    func run() throws -> PlanExecution {
-        do {
-            return try copy()
-        } catch let error as MediaMuxError where error.code == .cancelled {
-            throw MediaMuxError.cancelled(path: plan.outputPath)
+    /// What a started plan has open, and where its packet loop stands.
+    private final class Running {
+        let writer: any MovieWriter
+        let readers: [any PacketSource]
+        /// Each track's next packet: one of lookahead tells which packet is the last.
+        var current: [PacketBuffer?]
+        var written: [Written]
+        /// The interleave window being written, and the track within it.
+        var windowEnd: Double
+        var track = 0
+        let started: ContinuousClock.Instant
+
+        init(writer: any MovieWriter, readers: [any PacketSource], current: [PacketBuffer?], windowEnd: Double, started: ContinuousClock.Instant) {
+            self.writer = writer
+            self.readers = readers
+            self.current = current
+            written = Array(repeating: Written(), count: readers.count)
+            self.windowEnd = windowEnd
+            self.started = started
         }
     }
 
-    private func copy() throws -> PlanExecution {
-        let clock = ContinuousClock()
-        let started = clock.now
-        let writer = try plan.writer(to: destination)
-        let muxer = writer.muxer
+    private var running: Running?
+    private let clock = ContinuousClock()
 
-        // Each track reads files of its own (the video's own audio reads the video file again).
-        var readers: [any PacketSource] = []
-        var videoInput: DemuxerHandle?
-        for track in plan.tracks {
-            let inputs = try SpanInputs(track: track, cancellation: cancellation)
-            if track.role == .video {
-                muxer.copyMetadata(from: inputs.own, plan.metadata.fileTags)
-                videoInput = inputs.own
-            }
-            readers.append(try source(for: track, inputs: inputs, muxer: muxer))
-        }
-        try writer.open()
-        if let observing, let videoInput {
-            do {
-                // What is written: the input's packets, or for a video re-framed the encoder's.
-                observer = try observing.make(
-                    plan.video.reframing == nil
-                        ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(plan.index(of: .video)))
-            } catch {
-                warnings.append("no \(observing.product): \(describe(error))")
-            }
-        }
+    /// The whole plan on the calling thread: `start`, `advance` to the end, `complete`.
+    func run() throws -> PlanExecution {
+        try start()
+        _ = try advance { false }
+        return try complete()
+    }
 
-        // One packet of lookahead per track tells which packet is the last,
-        // and the first ones place each track's media in the edit lists.
-        var current = try readers.map { try $0.next() }
-        try writer.begin(movieRewrite(firstPackets: current, readers: readers, writer: writer))
-        var written = Array(repeating: Written(), count: readers.count)
-        try pump(readers: readers, current: &current, into: writer, written: &written)
-        for (reader, track) in zip(readers, plan.tracks) {
-            try reader.checkComplete(declaredPackets: track.sampleCount)
+    /// Opens the inputs and the output, and writes the output's header:
+    /// every failure that can be known before the first packet is known
+    /// here (an input that cannot be opened as planned, a track with no
+    /// packet, a muxer or encoder that refuses the streams).
+    func start() throws {
+        try namingTheOutput {
+            let started = clock.now
+            let writer = try plan.writer(to: destination)
+            let muxer = writer.muxer
+
+            // Each track reads files of its own (the video's own audio reads the video file again).
+            var readers: [any PacketSource] = []
+            var videoInput: DemuxerHandle?
+            for track in plan.tracks {
+                let inputs = try SpanInputs(track: track, cancellation: cancellation)
+                if track.role == .video {
+                    muxer.copyMetadata(from: inputs.own, plan.metadata.fileTags)
+                    videoInput = inputs.own
+                }
+                readers.append(try source(for: track, inputs: inputs, muxer: muxer))
+            }
+            try writer.open()
+            if let observing, let videoInput {
+                do {
+                    // What is written: the input's packets, or for a video re-framed the encoder's.
+                    observer = try observing.make(
+                        plan.video.reframing == nil
+                            ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(plan.index(of: .video)))
+                } catch {
+                    warnings.append("no \(observing.product): \(describe(error))")
+                }
+            }
+            // The first packets place each track's media in the edit lists.
+            let current = try readers.map { try $0.next() }
+            try writer.begin(movieRewrite(firstPackets: current, readers: readers, writer: writer))
+            running = Running(writer: writer, readers: readers, current: current, windowEnd: plan.interleaveWindow.seconds, started: started)
         }
-        warnings += readers.flatMap(\.warnings)
-        damagedPackets = readers.map(\.damagedPackets)
-        loudness = readers.map { ($0 as? EncodedAudioReader)?.loudness }
-        try writer.finish()
-        if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
-        try checkStored(muxer: muxer, written: written)
-        let size = try writer.commit()
-        warnings += writer.warnings
-        let elapsed = clock.now - started
-        progress?(progressReport(written: plan.end))
-        return PlanExecution(
-            tracks: plan.tracks.indices.map { trackWritten($0, written: written[$0], muxer: muxer) }, fileBytes: size, elapsed: elapsed,
-            warnings: warnings)
+    }
+
+    /// Writes packets, alternating between the tracks one interleave window
+    /// at a time (so that each track's samples sit in large chunks and the
+    /// moov stays small), until `enough` says so (asked before each packet)
+    /// or none is left.
+    ///
+    /// - Returns: True when every packet is written.
+    func advance(until enough: () -> Bool) throws -> Bool {
+        try namingTheOutput {
+            guard let running else { throw notStarted }
+            let videoIndex = plan.index(of: .video)
+            while let index = nextTrack(running) {
+                if enough() { return false }
+                guard let buffer = running.current[index] else { continue }
+                if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+                let reader = running.readers[index]
+                let packet = buffer.pointer
+                let following = try reader.next()
+                if following == nil { reader.makeFinal(packet) }
+                if index == videoIndex { show(packet, timeBase: reader.timeBase) }
+                try write(packet, from: reader.timeBase, stream: index, writer: running.writer, written: &running.written[index])
+                reader.reuse(buffer)
+                running.current[index] = following
+            }
+            return true
+        }
+    }
+
+    /// The track whose packet is next, or nil when none is left: the
+    /// current one while its next packet falls in the window, else the
+    /// next track, else the next window from the first track.
+    private func nextTrack(_ running: Running) -> Int? {
+        while true {
+            if running.track < running.readers.count {
+                if let buffer = running.current[running.track],
+                   Double(buffer.pointer.pointee.dts) * av_q2d(running.readers[running.track].timeBase) < running.windowEnd {
+                    return running.track
+                }
+                running.track += 1
+            } else {
+                guard running.current.contains(where: { $0 != nil }) else { return nil }
+                running.track = 0
+                running.windowEnd += plan.interleaveWindow.seconds
+            }
+        }
+    }
+
+    /// Once every packet is written: checks that each input was read whole,
+    /// writes the trailer, and completes the output (a file moved into place).
+    func complete() throws -> PlanExecution {
+        try namingTheOutput {
+            guard let running else { throw notStarted }
+            let (readers, writer, written) = (running.readers, running.writer, running.written)
+            let muxer = writer.muxer
+            for (reader, track) in zip(readers, plan.tracks) {
+                try reader.checkComplete(declaredPackets: track.sampleCount)
+            }
+            warnings += readers.flatMap(\.warnings)
+            damagedPackets = readers.map(\.damagedPackets)
+            loudness = readers.map { ($0 as? EncodedAudioReader)?.loudness }
+            try writer.finish()
+            if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
+            try checkStored(muxer: muxer, written: written)
+            let size = try writer.commit()
+            warnings += writer.warnings
+            let elapsed = clock.now - running.started
+            progress?(progressReport(written: plan.end))
+            self.running = nil
+            return PlanExecution(
+                tracks: plan.tracks.indices.map { trackWritten($0, written: written[$0], muxer: muxer) }, fileBytes: size, elapsed: elapsed,
+                warnings: warnings)
+        }
+    }
+
+    private var notStarted: MediaMuxError {
+        .unexpected(path: plan.outputPath, detail: "internal error: a plan carried on before it started; please report it")
+    }
+
+    /// A cancellation (raised on an input's read, say) names the output.
+    private func namingTheOutput<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as MediaMuxError where error.code == .cancelled {
+            throw MediaMuxError.cancelled(path: plan.outputPath)
+        }
     }
 
     /// Where a track's packets come from: the input's own, copied (the
@@ -181,33 +277,6 @@ package final class Remuxer {
         _ = try muxer.addStream(
             copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: matrix, tags: plan.metadata.streamTags)
         return try CopiedSpans(inputs: inputs, track: track)
-    }
-
-    /// Alternates between the tracks one interleave window at a time, so that
-    /// each track's samples sit in large chunks and the moov stays small.
-    /// `current` holds each track's next packet.
-    private func pump(
-        readers: [any PacketSource], current: inout [PacketBuffer?], into writer: any MovieWriter, written: inout [Written]
-    ) throws {
-        let windowSeconds = plan.interleaveWindow.seconds
-        let videoIndex = plan.index(of: .video)
-        var windowEnd = windowSeconds
-        while current.contains(where: { $0 != nil }) {
-            for (index, reader) in readers.enumerated() {
-                while let buffer = current[index] {
-                    let packet = buffer.pointer
-                    guard Double(packet.pointee.dts) * av_q2d(reader.timeBase) < windowEnd else { break }
-                    if cancellation.isRaised { throw MediaMuxError.cancelled(path: plan.outputPath) }
-                    let following = try reader.next()
-                    if following == nil { reader.makeFinal(packet) }
-                    if index == videoIndex { show(packet, timeBase: reader.timeBase) }
-                    try write(packet, from: reader.timeBase, stream: index, writer: writer, written: &written[index])
-                    reader.reuse(buffer)
-                    current[index] = following
-                }
-            }
-            windowEnd += windowSeconds
-        }
     }
 
     /// What an observer makes is a by-product: its failure ends it with a

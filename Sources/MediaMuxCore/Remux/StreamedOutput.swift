@@ -1,5 +1,5 @@
 import MediaMuxBase
-import NIOConcurrencyHelpers
+public import NIOCore
 
 /// Where a merge writes: a file, or a stream of fragmented MP4 made as it
 /// goes. A file's name converts to it: `let output: MergeOutput = "out.mp4"`.
@@ -34,7 +34,18 @@ public struct MergeStream: Sendable {
 
     enum Target: Sendable {
         case standardOutput
-        case writer(@Sendable ([UInt8]) async throws -> Void)
+        case writer(@Sendable (ByteBuffer) async throws -> Void)
+        /// Pulled by the caller, through `MuxEngine.body(for:progress:)`.
+        case pulled
+    }
+
+    /// A job's output as a body its caller pulls, through
+    /// `MuxEngine.body(for:progress:)` (a server's response body). Another
+    /// call refuses it with `.invalidOption`, as it has nowhere to write.
+    ///
+    /// - Parameter name: The output as errors and the report name it ("response").
+    public static func body(named name: String) -> MergeStream {
+        MergeStream(name: name, target: .pulled)
     }
 
     /// The process's standard output, written directly. A reader that stops
@@ -42,15 +53,16 @@ public struct MergeStream: Sendable {
     /// and the process should ignore SIGPIPE, as muxctl does.
     public static let standardOutput = MergeStream(name: "standard output", target: .standardOutput)
 
-    /// A writer of your own: called with each piece of the output, in
-    /// order, one call at a time; the merge waits while a megabyte is
-    /// written and not yet taken. A writer that throws stops the merge,
-    /// which then throws `.outputNotWritable` naming `name`.
+    /// A writer of your own, called with each chunk of the output in
+    /// order, one call at a time: the merge's `MergeBody`, pulled for you.
+    /// The merge advances as the writer returns, and holds no thread while
+    /// it waits. A writer that throws stops the merge, which then throws
+    /// `.outputNotWritable` naming `name`.
     ///
     /// - Parameters:
     ///   - name: The output as errors and the report name it ("response").
-    ///   - write: Takes each piece (at most 256 KiB).
-    public init(name: String, write: @escaping @Sendable ([UInt8]) async throws -> Void) {
+    ///   - write: Takes each chunk (at most 256 KiB).
+    public init(name: String, write: @escaping @Sendable (ByteBuffer) async throws -> Void) {
         self.init(name: name, target: .writer(write))
     }
 
@@ -59,141 +71,27 @@ public struct MergeStream: Sendable {
         self.target = target
     }
 
-    /// Runs `merge` with a sink for this stream, on the thread it runs on:
-    /// standard output written from that thread, or the caller's writer fed
-    /// from a task of its own through a bounded hand-off.
-    func run<Result: Sendable>(
-        _ merge: @escaping @Sendable (any ByteSink) async throws -> Result
-    ) async throws -> Result {
-        switch target {
-        case .standardOutput:
-            return try await merge(DescriptorSink.standardOutput())
-        case .writer(let write):
-            let channel = ChunkChannel(name: name)
-            async let drained: Void = channel.drain(into: write)
-            let result: Swift.Result<Result, any Error>
+    /// Hands each chunk of `body` to `write`, in order; the merge's report at the end.
+    static func drain(
+        _ body: MergeBody, name: String, into write: @Sendable (ByteBuffer) async throws -> Void
+    ) async throws(MediaMuxError) -> MergeReport {
+        for try await chunk in body {
             do {
-                result = .success(try await merge(channel))
+                try await write(chunk)
             } catch {
-                result = .failure(error)
-                // What is queued is not handed on: the output will not be whole.
-                channel.stop(error)
-            }
-            channel.close()
-            do {
-                try await drained
-            } catch {
-                // The merge failed first or for it: its own error says more.
-                if case .failure(let failure) = result { throw failure }
-                throw MediaMuxError.outputNotWritable(path: name, reason: "its writer failed: \(error)")
-            }
-            return try result.get()
-        }
-    }
-}
-
-/// A hand-off from the merge's thread, which blocks while `limit` bytes
-/// wait, to an async task that takes the pieces one by one. Either side
-/// can end it: the merge by closing it, the reader by stopping, which
-/// makes the merge's next write fail.
-final class ChunkChannel: ByteSink, @unchecked Sendable {
-    let name: String
-    /// Its value is 1 while the merge may go on writing (room, or the
-    /// reader gone), 0 while it must wait; it guards everything below.
-    private let room = ConditionLock<Int>(value: 1)
-    private var queue: [[UInt8]] = []
-    private var first = 0
-    private var queuedBytes = 0
-    private var closed = false
-    private var stopped: (any Error)?
-    private var waiting: CheckedContinuation<[UInt8]?, Never>?
-    static let limit = 1 << 20
-
-    init(name: String) {
-        self.name = name
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        let piece = [UInt8](bytes)
-        room.lock()
-        if let stopped {
-            room.unlock()
-            throw readerStopped(stopped)
-        }
-        if let reader = waiting {
-            waiting = nil
-            room.unlock()
-            reader.resume(returning: piece)
-        } else {
-            queue.append(piece)
-            queuedBytes += piece.count
-            room.unlock(withValue: queuedBytes < Self.limit ? 1 : 0)
-        }
-        room.lock(whenValue: 1)
-        let stopped = self.stopped
-        room.unlock()
-        if let stopped { throw readerStopped(stopped) }
-    }
-
-    func finish() throws {}
-
-    private func readerStopped(_ error: any Error) -> MediaMuxError {
-        .outputNotWritable(path: name, reason: "its writer stopped: \(error)")
-    }
-
-    /// The merge is over (done or failed): the reader takes what is queued, then ends.
-    func close() {
-        room.lock()
-        closed = true
-        let reader = waiting
-        waiting = nil
-        room.unlock()
-        reader?.resume(returning: nil)
-    }
-
-    /// Hands each piece to `write` until the merge closes the channel;
-    /// a failed write stops the channel and is rethrown.
-    func drain(into write: @Sendable ([UInt8]) async throws -> Void) async throws {
-        while let piece = await next() {
-            do {
-                try await write(piece)
-            } catch {
-                stop(error)
-                throw error
+                throw MediaMuxError.outputNotWritable(path: name, reason: writerFailure(error))
             }
         }
-    }
-
-    private func next() async -> [UInt8]? {
-        await withCheckedContinuation { reader in
-            room.lock()
-            if first < queue.count {
-                let piece = queue[first]
-                first += 1
-                if first == queue.count {
-                    queue.removeAll(keepingCapacity: true)
-                    first = 0
-                }
-                queuedBytes -= piece.count
-                room.unlock(withValue: queuedBytes < Self.limit ? 1 : 0)
-                reader.resume(returning: piece)
-            } else if closed {
-                room.unlock()
-                reader.resume(returning: nil)
-            } else {
-                waiting = reader
-                room.unlock()
-            }
+        guard let report = body.report else {
+            throw MediaMuxError.unexpected(path: name, detail: "internal error: a merge's body ended without its report; please report it")
         }
+        return report
     }
 
-    /// Nothing more is taken or handed on; the merge's next write fails with `error`.
-    func stop(_ error: any Error) {
-        room.lock()
-        stopped = error
-        queue.removeAll()
-        first = 0
-        queuedBytes = 0
-        room.unlock(withValue: 1)
+    /// Why the writer stopped, in a reader's words: a cancelled write is
+    /// most often a client that went away.
+    static func writerFailure(_ error: any Error) -> String {
+        if error is CancellationError { return "its writer was cancelled (did the client go away?)" }
+        return "its writer failed: \((error as? MediaMuxError)?.description ?? "\(error)")"
     }
 }
