@@ -110,6 +110,7 @@ let package = Package(
             dependencies: [
                 "MediaMuxBase", "MediaMuxCore", "MediaMuxPreview", "MediaMuxDownload",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include <libavutil/log.h>
 
@@ -21,7 +22,21 @@ static void log_trampoline(void *logger, int level, const char *format, va_list 
     va_copy(copy, arguments);
     av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
     va_end(copy);
-    current(logger, level, line);
+    const AVClass *class = logger ? *(const AVClass **)logger : NULL;
+    int category = 0;
+    const char *name = NULL;
+    if (class) {
+        category = class->get_category ? (int)class->get_category(logger) : (int)class->category;
+        name = class->item_name ? class->item_name(logger) : class->class_name;
+        // A codec context with no codec is a demuxer's, which its parser
+        // logs through while it splits the input's packets (libavformat
+        // closes the codec it probed with): the input side, as a decoder is.
+        if (name && strcmp(class->class_name, "AVCodecContext") == 0 && strcmp(name, "NULL") == 0) {
+            category = AV_CLASS_CATEGORY_DECODER;
+            name = "parser";
+        }
+    }
+    current(logger, level, category, name, line);
 }
 
 void CFFmpegLog_install_sink(CFFmpegLog_sink new_sink) {

@@ -3,6 +3,7 @@
 @_exported import MediaMuxDownload
 @_exported import MediaMuxPreview
 public import AsyncHTTPClient
+public import Logging
 
 /// MediaMux as one: merging by stream copy, audio encoded where it must be (`MediaMuxCore`), previews
 /// (`MediaMuxPreview`) and downloads (`MediaMuxDownload`), composed: a merge
@@ -44,5 +45,28 @@ public struct MuxEngine: Sendable {
         merging = MergeEngine(runtime: runtime)
         previews = PreviewEngine(runtime: runtime)
         downloads = DownloadEngine(runtime: runtime, httpClient: httpClient)
+    }
+
+    /// This engine, with its calls' messages going to `logger`: MediaMux's
+    /// warnings and FFmpeg's lines during those calls carry its metadata (a
+    /// request's id, a job's name), so that a server tells whose file an
+    /// FFmpeg line is about. The pool and the HTTP client stay the same;
+    /// making one costs nothing, so make one per request or job.
+    ///
+    /// ```swift
+    /// let body = try await engine.logging(to: context.logger).body(for: job)
+    /// ```
+    ///
+    /// FFmpeg's lines carry `source: ffmpeg` and `ffmpeg.object` (the
+    /// demuxer, decoder or muxer that wrote it). Lines about what MediaMux
+    /// handles itself are at debug: a decoder's complaints about a damaged
+    /// frame (the report's one warning names the file and how many frames
+    /// were skipped), and the mov muxer's "codec frame size is not set".
+    public func logging(to logger: Logger) -> MuxEngine {
+        var engine = self
+        engine.merging.runtime.logger = logger
+        engine.previews.runtime.logger = logger
+        engine.downloads.runtime.logger = logger
+        return engine
     }
 }

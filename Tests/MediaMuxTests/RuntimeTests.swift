@@ -13,7 +13,13 @@ import TestSupport
 struct RuntimeTests {
     /// A LogHandler that keeps what it is given.
     final class Recorder: Sendable {
-        struct Entry: Sendable { var level: Logger.Level; var message: String; var source: String? }
+        struct Entry: Sendable {
+            var level: Logger.Level
+            var message: String
+            var source: String?
+            /// The logger's metadata and the line's, as strings.
+            var metadata: [String: String] = [:]
+        }
         private let entries = Locked<[Entry]>([])
         var all: [Entry] { entries.withLock { $0 } }
 
@@ -33,7 +39,10 @@ struct RuntimeTests {
             }
             func log(event: LogEvent) {
                 let source = event.metadata?["source"].map { "\($0)" }
-                recorder.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", source: source)) }
+                let all = metadata.merging(event.metadata ?? [:]) { $1 }.mapValues { "\($0)" }
+                recorder.entries.withLock {
+                    $0.append(Entry(level: event.level, message: "\(event.message)", source: source, metadata: all))
+                }
             }
         }
     }
@@ -54,6 +63,56 @@ struct RuntimeTests {
             .probe(Samples.path("fuzz_two_moov_no_mdat_bad_timescale.mp4"))
         #expect(quieter.all.contains { $0.message.contains("mdhd time scale") })
         #expect(!quieter.all.contains { $0.message.contains("duplicated MOOV") })
+    }
+
+    /// A logger given for one job (a request's, with its id) gets that job's
+    /// FFmpeg lines with its metadata and the object that wrote them; the
+    /// engine's own logger gets none of them.
+    @Test(Samples.required) func aJobsLoggerGetsItsFFmpegLines() async throws {
+        let engineLog = Recorder()
+        let requestLog = Recorder()
+        let engine = MuxEngine(runtime: MediaRuntime(logger: engineLog.logger()))
+        var logger = requestLog.logger()
+        logger[metadataKey: "request"] = "42"
+        _ = try? await engine.logging(to: logger).probe(Samples.path("fuzz_two_moov_no_mdat_bad_timescale.mp4"))
+        let lines = requestLog.all.filter { $0.source == "ffmpeg" }
+        #expect(lines.contains { $0.message.contains("mdhd time scale") }, "\(lines.map(\.message))")
+        #expect(lines.allSatisfy { $0.metadata["request"] == "42" && $0.metadata["ffmpeg.object"]?.contains("mov") == true }, "\(lines.map(\.metadata))")
+        #expect(engineLog.all.isEmpty, "\(engineLog.all.map(\.message))")
+    }
+
+    /// A streamed merge, whose copied AAC track FFmpeg's muxer warns about
+    /// ("codec frame size is not set"), logs nothing at warning: the line
+    /// is there, at debug.
+    @Test func aStreamedMergeWarnsOfNothing() async throws {
+        let recorder = Recorder()
+        let engine = MuxEngine(runtime: MediaRuntime(logger: recorder.logger(level: .trace)))
+        let job = MergeJob(video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("aac_7s.m4a"), output: .stream(.body(named: "response")))
+        for try await _ in try await engine.body(for: job) {}
+        #expect(recorder.all.contains { $0.level == .debug && $0.message.contains("codec frame size is not set") }, "\(recorder.all.map(\.message))")
+        #expect(!recorder.all.contains { $0.level >= .warning }, "\(recorder.all.filter { $0.level >= .warning }.map(\.message))")
+    }
+
+    /// Damage MediaMux handles (a video frame that does not decode, left
+    /// out of a re-framed video) is one warning naming the file and what
+    /// was skipped; the decoder's own complaints are at debug.
+    @Test func handledDamageIsOneWarning() async throws {
+        let folder = try TemporaryFolder()
+        let damaged = folder.path("damaged.mp4")
+        try FileManager.default.copyItem(atPath: Fixtures.path("h264_bframes_aac.mp4"), toPath: damaged)
+        let track = try #require(try MP4File(path: damaged).videoTracks.first)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
+        try handle.seek(toOffset: UInt64(track.sampleOffsets[track.sampleCount - 1]))
+        handle.write(Data([0x7F, 0xFF, 0xFF, 0xFF]))
+        try handle.close()
+        let recorder = Recorder()
+        let engine = MuxEngine(runtime: MediaRuntime(logger: recorder.logger(level: .trace)))
+        _ = try await engine.merge(
+            video: damaged, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("o.mp4"), options: MergeOptions(orientation: .portrait))
+        let warnings = recorder.all.filter { $0.level >= .warning }
+        #expect(warnings.map(\.message) == ["\(damaged): 1 damaged video frame could not be decoded and was left out"])
+        // The decoder's complaint (the parser's, splitting the packet, comes first), at debug.
+        #expect(recorder.all.contains { $0.source == "ffmpeg" && $0.level == .debug && $0.message.contains("Invalid NAL unit size") }, "\(recorder.all.map(\.message))")
     }
 
     /// A merge's warnings come back in its report and go to the logger too.

@@ -6,7 +6,11 @@
 #ifndef CFFMPEG_LOG_H
 #define CFFMPEG_LOG_H
 
-typedef void (*CFFmpegLog_sink)(void *logger, int level, const char *line);
+// `category` is the logging object's AVClassCategory (a decoder, a muxer,
+// ...) and `name` its item name ("h264", "mov,mp4,m4a,3gp,3g2,mj2"), or 0
+// and NULL for a line logged without an object. A demuxer's parser, which
+// logs through a codec context with no codec, is a decoder named "parser".
+typedef void (*CFFmpegLog_sink)(void *logger, int level, int category, const char *name, const char *line);
 
 // Sets the sink (NULL for none) and makes FFmpeg log through it. Process-wide.
 void CFFmpegLog_install_sink(CFFmpegLog_sink sink);

@@ -113,6 +113,10 @@ extension MuxEngine {
 
     /// One job's steps, in order; never throws: what fails is in the report.
     private func run(_ job: BatchJob, redo: Bool, downloads: SharedDownloads) async -> BatchJobReport {
+        // The job's messages, FFmpeg's lines included, say which job they are about.
+        var logger = merging.runtime.logger
+        logger[metadataKey: "job"] = "\(job.index)"
+        let engine = logging(to: logger)
         let clock = ContinuousClock()
         let start = clock.now
         var report = BatchJobReport(job: job, status: .skipped, steps: [], warnings: [], elapsed: .zero)
@@ -139,7 +143,7 @@ extension MuxEngine {
                     report.steps.append(.init(step: .merge, outcome: .skipped))
                 case .run(let reason):
                     options.overwrite = true
-                    let merged = try await merging.merge(video: video, audio: audioPath, output: output, options: options)
+                    let merged = try await engine.merging.merge(video: video, audio: audioPath, output: output, options: options)
                     let facts = MergeFacts(batch: merged)
                     report.merge = facts
                     try steps.made(.merge, key: key, output: output, in: &record) { $0.merge = facts }
@@ -166,7 +170,7 @@ extension MuxEngine {
                 .sheet, settings: job.settings.sheet, source: sourceStamp, output: sheet.path, recorded: \.image, reported: \.sheet,
                 steps: steps, record: &record, report: &report
             ) {
-                ImageFacts(try await previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true))
+                ImageFacts(try await engine.previews.contactSheet(of: source, output: sheet.path, options: sheet.options, overwrite: true))
             }
         }
         if let clip = job.clip {
@@ -174,7 +178,7 @@ extension MuxEngine {
                 .clip, settings: job.settings.clip, source: sourceStamp, output: clip.path, recorded: \.clip, reported: \.clip,
                 steps: steps, record: &record, report: &report
             ) {
-                ClipFacts(try await previews.previewClip(PreviewClipJob(input: source, output: clip.path, options: clip.options, overwrite: true)))
+                ClipFacts(try await engine.previews.previewClip(PreviewClipJob(input: source, output: clip.path, options: clip.options, overwrite: true)))
             }
         }
         if report.status != .failed, report.steps.contains(where: { $0.outcome == .done }) { report.status = .done }

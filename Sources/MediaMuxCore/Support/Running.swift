@@ -58,7 +58,7 @@ package enum FFmpegMessages {
         }
     }
 
-    private static let sink: CFFmpegLog_sink = { object, level, line in
+    private static let sink: CFFmpegLog_sink = { object, level, category, name, line in
         guard let line else { return }
         let text = String(cString: line).trimmingWhitespace()
         guard !text.isEmpty else { return }
@@ -71,7 +71,29 @@ package enum FFmpegMessages {
         }
         let thread = currentThread()
         guard let logger = loggers.withLock({ $0[thread] }) else { return }
-        logger.log(level: logLevel(ffmpeg: level), "\(text)", metadata: ["source": "ffmpeg"])
+        var metadata: Logger.Metadata = ["source": "ffmpeg"]
+        if let name { metadata["ffmpeg.object"] = "\(String(cString: name))" }
+        logger.log(level: logLevel(ffmpeg: level, category: category, line: text), "\(text)", metadata: metadata)
+    }
+
+    /// FFmpeg's lines about what MediaMux handles itself, which a caller's
+    /// warnings should not repeat: at debug, not at FFmpeg's level.
+    ///
+    /// - A decoder's complaints, and a demuxer's parser's: a merge or
+    ///   preview that decodes skips a frame that does not decode and counts
+    ///   it, and its report gives one warning naming the file and how many
+    ///   were skipped (where the decoder gives up for good, the error that
+    ///   ends the call says so); a copied packet the container cannot store
+    ///   is refused with an error naming the file and the time.
+    /// - "codec frame size is not set": the mov muxer's warning for a
+    ///   copied sound track whose parameters do not say its frame size;
+    ///   every packet carries its own duration, which is what it writes.
+    static let expected: [String] = ["codec frame size is not set"]
+
+    static func logLevel(ffmpeg level: Int32, category: Int32, line: String) -> Logger.Level {
+        let handled = category == Int32(AV_CLASS_CATEGORY_DECODER.rawValue) || expected.contains { line.contains($0) }
+        if handled && level <= AV_LOG_WARNING { return .debug }
+        return logLevel(ffmpeg: level)
     }
 
     private static func logLevel(ffmpeg level: Int32) -> Logger.Level {
