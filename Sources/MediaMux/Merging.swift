@@ -113,6 +113,29 @@ extension MuxEngine {
         try await merging.plan(video: video, audio: audio, output: output, options: options)
     }
 
+    /// Every decision a merge job would make, or the error it would fail
+    /// with before writing its first byte, without writing anything: for a
+    /// file output or a stream (planned as the fragmented MP4 it would
+    /// stream). An `audio` URL is downloaded first, through the download
+    /// cache, as the job would download it: the plan names the cached file.
+    ///
+    /// - Parameter job: The inputs, output and options.
+    /// - Returns: The plan, for `execute(_:progress:)` (a file output).
+    /// - Throws: `MediaMuxError`: for an `audio` URL, what
+    ///   `download(_:options:progress:)` throws, `.unsupportedURL`, and
+    ///   `.invalidOption` when `job.download.useCache` is false (a plan names
+    ///   the file it reads, which the cache keeps); then what
+    ///   `MergeEngine.plan(video:audio:output:options:)` throws.
+    public func plan(_ job: MergeJob) async throws(MediaMuxError) -> MergePlan {
+        if DownloadEngine.looksLikeURL(job.audio) && !job.download.useCache {
+            throw MediaMuxError.invalidOption(
+                option: "DownloadOptions.useCache",
+                message: "a plan of a soundtrack URL names the downloaded file, which only the cache keeps; plan with the cache on")
+        }
+        let soundtrack = try await soundtrack(of: job, progress: nil)
+        return try await merging.plan(video: job.video, audio: soundtrack.path, output: job.output, options: job.options)
+    }
+
     /// Merges two files (or a file and a soundtrack URL) into a file: the
     /// everyday merge, as `muxctl merge` runs it. A thin wrapper over
     /// `merge(_:progress:thumbnail:)` with `MergeJob(video:audio:output:options:)`;

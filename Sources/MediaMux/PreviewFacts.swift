@@ -15,6 +15,9 @@ public struct ImageFacts: Sendable, Equatable, Codable {
     public var height: Int
     /// Its size on disk.
     public var bytes: Int
+    /// What the caller should know about it (a contact sheet with fewer
+    /// tiles than asked for, the video having fewer frames); nil when nothing.
+    public var warnings: [String]?
 
     /// The facts of `image`.
     ///
@@ -25,6 +28,7 @@ public struct ImageFacts: Sendable, Equatable, Codable {
         width = image.width
         height = image.height
         bytes = image.bytes
+        warnings = image.warnings.isEmpty ? nil : image.warnings
     }
 }
 

@@ -84,9 +84,23 @@ public struct MergeEngine: Sendable {
     public func plan(
         video: String, audio: String, output: String, options: MergeOptions = MergeOptions()
     ) async throws(MediaMuxError) -> MergePlan {
-        try await typedErrors(subject: output) {
+        try await plan(video: video, audio: audio, output: .file(output), options: options)
+    }
+
+    /// The same for any output: a file, or a stream (planned as fragmented
+    /// MP4, as `merge(video:audio:to:options:progress:)` and
+    /// `body(video:audio:name:options:progress:)` carry it out).
+    ///
+    /// - Throws: `MediaMuxError`, as `plan(video:audio:output:options:)`
+    ///   does; for a stream, none of the output file's errors.
+    public func plan(
+        video: String, audio: String, output: MergeOutput, options: MergeOptions = MergeOptions()
+    ) async throws(MediaMuxError) -> MergePlan {
+        let isStream: Bool
+        if case .stream = output { isStream = true } else { isStream = false }
+        return try await typedErrors(subject: output.name) {
             try await runFFmpeg(runtime) { flag in
-                try Self.makePlan(video: video, audio: audio, output: output, options: options, flag: flag).plan
+                try Self.makePlan(video: video, audio: audio, output: output.name, isStream: isStream, options: options, flag: flag).plan
             }
         }
     }

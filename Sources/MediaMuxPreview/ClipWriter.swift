@@ -14,7 +14,7 @@ struct ClipWriter {
 
     func run() throws -> PreviewClipReport {
         let reporter = progress.map { handler in
-            ClipProgress(handler: handler)
+            ClipProgress(handler: handler, expected: plan.expectedFrames)
         }
         let execution = try Remuxer.carryOut(plan.merge, cancellation: cancellation, progress: reporter.map { reporter in
             { @Sendable merge in reporter.report(merge) }
@@ -30,18 +30,21 @@ struct ClipWriter {
     }
 }
 
-/// A clip's progress from the executor's: the frames encoded so far, and
-/// how much of the clip's time is written (how many frames it will have is
-/// known only at its end).
+/// A clip's progress from the executor's: the frames encoded so far of
+/// those the span holds at the average rate (how many it has exactly is
+/// known at its end), and how much of the clip's time is written.
 private final class ClipProgress: Sendable {
     private let reporter: Locked<ProgressReporter>
+    private let expected: Int?
 
-    init(handler: @escaping @Sendable (PreviewProgress) -> Void) {
+    init(handler: @escaping @Sendable (PreviewProgress) -> Void, expected: Int?) {
         reporter = Locked(ProgressReporter(handler))
+        self.expected = expected
     }
 
     func report(_ merge: MergeProgress) {
-        reporter.withLock { $0.report(done: merge.framesEncoded ?? 0, total: nil, fraction: merge.fraction) }
+        let done = merge.framesEncoded ?? 0
+        reporter.withLock { $0.report(done: done, total: expected.map { max($0, done) }, fraction: merge.fraction, totalIsEstimate: true) }
     }
 
     func finish(frames: Int) {

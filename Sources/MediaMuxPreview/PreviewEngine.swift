@@ -154,7 +154,10 @@ public struct PreviewEngine: Sendable {
             if flag.isRaised { throw MediaMuxError.cancelled(path: path) }
             let size = try TemporaryOutput.write(bytes, to: output, overwrite: overwrite)
             reporter.finish(done: done)
-            return WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
+            var image = WrittenImage(path: output, time: nil, width: sheet.width, height: sheet.height, bytes: size)
+            image.warnings = plan.warnings
+            for warning in plan.warnings { runtime.logger.warning("\(warning)", metadata: ["output": "\(output)"]) }
+            return image
         }
     }
 }

@@ -217,9 +217,18 @@ struct PreviewPlanner {
     static let largestSheet = 50_000_000
 
     /// A contact sheet: its frames, grid and labels, checked for size before any decoding.
-    static func sheetPlan(_ info: MediaInfo, output: String, options: ContactSheetOptions) throws -> (frames: FramePlan, layout: SheetLayout) {
-        let grid = try sheetColumns(frames: options.frames, columns: options.columns)
-        let frames = try framePlan(info, options: FrameOptions(selection: .evenlySpaced(count: options.frames), size: options.tileSize))
+    static func sheetPlan(
+        _ info: MediaInfo, output: String, options: ContactSheetOptions
+    ) throws -> (frames: FramePlan, layout: SheetLayout, warnings: [String]) {
+        _ = try sheetColumns(frames: options.frames, columns: options.columns)
+        // A video with fewer frames than tiles asked for gets a tile for each
+        // of its frames, not some frames twice, and the caller is told.
+        let (stream, _) = try videoStream(of: info, index: nil)
+        let count = min(options.frames, max(1, stream.packetCount ?? options.frames))
+        let warnings = count < options.frames
+            ? ["\(info.path): the video has \(count) frame\(count == 1 ? "" : "s"), so the sheet shows \(count), not the \(options.frames) asked for"] : []
+        let grid = try sheetColumns(frames: count, columns: options.columns)
+        let frames = try framePlan(info, options: FrameOptions(selection: .evenlySpaced(count: count), size: options.tileSize))
         // Labels at double size on large tiles, when the longest one fits a tile.
         let scale = frames.width >= 200 ? 2 : 1
         let widest = sheetLabel(frames.duration)
@@ -229,10 +238,10 @@ struct PreviewPlanner {
             columns: grid.columns, rows: grid.rows, tileWidth: frames.width, tileHeight: frames.height, labelScale: fits ? scale : nil)
         guard layout.width <= PictureSize.largest, layout.height <= PictureSize.largest, layout.width * layout.height <= largestSheet else {
             throw MediaMuxError.invalidOption(option: "ContactSheetOptions.frames", message:
-                "\(output): a contact sheet of \(options.frames) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
+                "\(output): a contact sheet of \(count) frames at \(options.tileSize) px would be \(layout.width)x\(layout.height) pixels; "
                     + "use fewer frames or a smaller size")
         }
-        return (frames, layout)
+        return (frames, layout, warnings)
     }
 
     /// The grid of a contact sheet: about as many columns as rows, one more
@@ -268,6 +277,9 @@ struct ClipPlan: Equatable, Sendable {
     /// core's rule (mirrors included) and encoded H.264 in 8-bit BT.709;
     /// one of its sound, AAC, where it plays during the span.
     var merge: MergePlan
+    /// The frames the span holds at the video's average frame rate, for
+    /// the progress; nil when the rate is not known.
+    var expectedFrames: Int?
 }
 
 extension PreviewPlanner {
@@ -314,7 +326,10 @@ extension PreviewPlanner {
         let clip = MergePlanner.Clip(
             output: output, overwrite: overwrite, videoStream: stream.index, start: options.start, end: clipEnd, video: video,
             sound: audio.map { .init(streamIndex: $0.index, encoding: $0.encoding) })
+        let expected = stream.frameRate.flatMap { rate in
+            rate > 0 && rate.isFinite ? max(1, Int(((clipEnd - options.start).seconds * rate).rounded())) : nil
+        }
         return ClipPlan(
-            start: options.start, merge: try MergePlanner.clipPlan(clip, of: info))
+            start: options.start, merge: try MergePlanner.clipPlan(clip, of: info), expectedFrames: expected)
     }
 }

@@ -120,6 +120,9 @@ public struct WrittenImage: Sendable, Equatable {
     public var height: Int
     /// The file's size in bytes.
     public var bytes: Int
+    /// What the caller should know about it: a contact sheet of a video with
+    /// fewer frames than tiles asked for has a tile per frame, and says so.
+    public var warnings: [String] = []
 
     /// An image as a preview call reports it; for tests.
     ///
@@ -279,9 +282,14 @@ public struct PreviewProgress: Sendable, Equatable {
     /// Frames done so far: images written, tiles drawn, frames encoded.
     public var done: Int
     /// The frames the call makes in all, when known before it starts (given
-    /// times, a rate, evenly spaced frames, a contact sheet); for every frame
-    /// of a range and for a clip, known only at the last report.
+    /// times, a rate, evenly spaced frames, a contact sheet); for a clip,
+    /// until its last report, an estimate (`totalIsEstimate`): the frames its
+    /// span holds at the video's average frame rate, exact for a constant
+    /// rate, never fewer than `done`; for every frame of a range, known
+    /// only at the last report.
     public var total: Int?
+    /// True while `total` is a clip's estimate; the last report has the count made.
+    public var totalIsEstimate = false
     /// How much is done, from 0 to 1: `done` of `total` when the total is
     /// known, else the part of the range's (or clip's) time covered.
     public var fraction: Double
@@ -303,8 +311,9 @@ extension PreviewProgress: WorkProgress {
     /// `fraction`.
     public var completed: Double? { fraction }
 
-    /// "3 of 12 frames", or "3 frames" while the total is not known.
+    /// "3 of 12 frames", "3 of about 12 frames" while the total is an
+    /// estimate, or "3 frames" while it is not known.
     public var description: String {
-        total.map { "\(done) of \($0) frames" } ?? "\(done) frames"
+        total.map { "\(done) of \(totalIsEstimate ? "about " : "")\($0) frames" } ?? "\(done) frames"
     }
 }

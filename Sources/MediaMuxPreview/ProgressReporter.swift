@@ -17,11 +17,13 @@ struct ProgressReporter {
 
     /// Work in progress: dropped when a report went out less than a tenth
     /// of a second ago. The fraction is kept between the last one and 1.
-    mutating func report(done: Int, total: Int?, fraction: Double) {
+    mutating func report(done: Int, total: Int?, fraction: Double, totalIsEstimate: Bool = false) {
         guard handler != nil else { return }
         reached = min(max(reached, fraction), 1)
         guard throttle.isDue() else { return }
-        send(PreviewProgress(done: done, total: total, fraction: reached))
+        var progress = PreviewProgress(done: done, total: total, fraction: reached)
+        progress.totalIsEstimate = totalIsEstimate && total != nil
+        send(progress)
     }
 
     /// The call has finished, `done` frames made: always delivered, unless

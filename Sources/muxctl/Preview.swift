@@ -146,6 +146,7 @@ struct PreviewSummary: Encodable {
         return (images ?? []).map { image in
             let time = image.time.map { " at \(fixedPoint($0, decimals: 3)) s" } ?? ""
             return "wrote \(image.path): \(image.width)x\(image.height)\(time), \(formatBytes(image.bytes))"
+                + (image.warnings ?? []).map { "\nwarning: \($0)" }.joined()
         }.joined(separator: "\n")
     }
 }

@@ -35,6 +35,28 @@ struct PreviewEdgeTests {
         #expect(large.layout.labelScale == 2)
     }
 
+    /// A sheet of a five-frame video asked for six tiles shows each frame
+    /// once, five tiles, and says so, rather than a frame twice without a word.
+    @Test func aSheetOfAShortVideoSaysItHasFewerFrames() async throws {
+        let folder = try TemporaryFolder()
+        let video = Fixtures.path("h264_negative_cts_tail.mp4")
+        let output = folder.path("sheet.png")
+        let image = try await MuxEngine().previews.contactSheet(of: video, output: output, options: ContactSheetOptions(frames: 6, tileSize: 40))
+        #expect(image.warnings == ["\(video): the video has 5 frames, so the sheet shows 5, not the 6 asked for"])
+        // Three columns, two rows, as for six; the sixth place is empty.
+        let sheet = try PNG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
+        let tileWidth = (sheet.width - 4 * 8) / 3
+        let tileHeight = (sheet.height - 3 * 8) / 2
+        #expect(sheet.width == 3 * tileWidth + 4 * 8 && tileWidth == 40, "\(sheet)")
+        let margin = sheet.pixel(2, 2)
+        let middle = { (column: Int, row: Int) in sheet.pixel(8 + column * (tileWidth + 8) + tileWidth / 2, 8 + row * (tileHeight + 8) + tileHeight / 2) }
+        #expect(middle(1, 1) != margin, "the fifth tile is empty")
+        #expect(middle(2, 1) == margin, "a sixth tile was drawn")
+        let asked = try await MuxEngine().previews.contactSheet(
+            of: video, output: folder.path("four.png"), options: ContactSheetOptions(frames: 4, tileSize: 40))
+        #expect(asked.warnings.isEmpty)
+    }
+
     /// A sheet too large to draw is refused before any frame is decoded.
     @Test func hugeSheetsAreRefused() async throws {
         let folder = try TemporaryFolder()

@@ -165,6 +165,34 @@ struct PulledBodyTests {
         #expect(body.report == nil)
     }
 
+    /// `plan` takes any job: a stream's plan is the one its body carries
+    /// out (fragmented, with no output file to check), a file's fails on
+    /// the file's own errors, before anything is written.
+    @Test func aJobIsPlannedWhateverItsOutput() async throws {
+        let folder = try TemporaryFolder()
+        let engine = MuxEngine()
+        let planned = try await engine.plan(Self.job())
+        guard case .fragmented = planned.movieHeader else {
+            Issue.record("a stream planned as \(planned.movieHeader)")
+            return
+        }
+        let body = try await engine.body(for: Self.job())
+        #expect(planned == body.plan)
+        let taken = folder.path("taken.mp4")
+        FileManager.default.createFile(atPath: taken, contents: Data([1]))
+        await #expect(throws: MediaMuxError.outputExists(path: taken)) {
+            _ = try await engine.plan(MergeJob(video: Self.video, audio: Self.audio, output: taken))
+        }
+        var fromURL = MergeJob(video: Self.video, audio: "http://127.0.0.1:9/song.m4a", output: .stream(.body(named: "response")))
+        fromURL.download.useCache = false
+        await #expect {
+            _ = try await engine.plan(fromURL)
+        } throws: { error in
+            (error as? MediaMuxError)?.option == "DownloadOptions.useCache"
+        }
+        #expect(folder.contents == ["taken.mp4"])
+    }
+
     /// A file cut short after its header opens and plans well; the damage
     /// found further on is thrown from the sequence, after the bytes before
     /// it: never a body that just ends short.
