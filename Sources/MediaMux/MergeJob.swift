@@ -78,8 +78,8 @@ extension MuxEngine {
     /// An `audio` URL is downloaded first (through the download cache unless
     /// `job.download.useCache` is false, when it goes to a hidden file beside
     /// the output, or for a stream in the system's temporary folder, removed
-    /// afterwards, merged or not). A file output is written to a hidden file
-    /// beside it and moved into place when complete; a stream output gets
+    /// afterwards, merged or not). A file output is written to a file with
+    /// no name in its folder and named when complete; a stream output gets
     /// fragmented MP4 as it is made.
     ///
     /// With `job.thumbnails` and a `thumbnail` handler, keyframes of the

@@ -37,6 +37,17 @@ package final class DescriptorSink: ByteSink {
         }
     }
 
+    /// A file already open as `descriptor`, written from its start through
+    /// a descriptor of its own; errors name `name`.
+    package convenience init(duplicating descriptor: Int32, name: String) throws {
+        do {
+            let file = try FileDescriptor(rawValue: descriptor).duplicate()
+            self.init(name: name, descriptor: file, owned: true)
+        } catch {
+            throw MediaMuxError.outputNotWritable(path: name, reason: systemErrorText(error))
+        }
+    }
+
     private init(name: String, descriptor: FileDescriptor, owned: Bool) {
         self.name = name
         self.descriptor = descriptor

@@ -34,6 +34,44 @@ package func linkFile(_ source: String, to target: String) -> Bool {
     link(source, target) == 0
 }
 
+/// A new file with no name in `folder` (Linux's O_TMPFILE), read-write,
+/// rw-r--r-- before the umask: it vanishes with its last descriptor, a
+/// killed process's included, unless `linkAnonymousFile` names it. Nil
+/// (errno set) where the system or the file system has none.
+package func openAnonymousFile(in folder: String) -> Int32? {
+    #if os(Linux)
+    // O_TMPFILE is a macro Swift does not import: its parts are plain constants.
+    let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o644)
+    return descriptor >= 0 ? descriptor : nil
+    #else
+    errno = ENOTSUP
+    return nil
+    #endif
+}
+
+/// Names the anonymous file open as `descriptor` `target`, which must not
+/// exist; false (errno set, EEXIST when it does) when it cannot.
+package func linkAnonymousFile(_ descriptor: Int32, to target: String) -> Bool {
+    #if os(Linux)
+    // Through /proc, as linkat(2) describes: AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH.
+    return linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, target, AT_SYMLINK_FOLLOW) == 0
+    #else
+    errno = ENOTSUP
+    return false
+    #endif
+}
+
+/// What `fstat` says of an open file: its size in bytes; nil (errno set) when it cannot.
+package func openFileSize(_ descriptor: Int32) -> Int64? {
+    var info = stat()
+    return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : nil
+}
+
+/// Closes a descriptor this module opened.
+package func closeDescriptor(_ descriptor: Int32) {
+    close(descriptor)
+}
+
 /// Makes a folder (rwxr-xr-x before the umask); true when it exists afterwards as one made now or before.
 package func makeFolder(_ path: String) -> Bool {
     mkdir(path, 0o755) == 0 || errno == EEXIST

@@ -3,15 +3,85 @@ internal import SystemPackage
 /// A file beside the output that becomes the output only when complete. Its
 /// hidden name never matches the output's, so a crash or `kill -9` cannot
 /// leave a partial file under the output's name.
+///
+/// An output made `anonymous` is, where Linux allows (O_TMPFILE, on ext4,
+/// xfs, btrfs, tmpfs and most others), a file with no name at all in the
+/// output's folder, named only when complete: a process killed meanwhile,
+/// with SIGKILL too, leaves nothing behind. Its `path` is then its
+/// `/proc/self/fd` entry, which FFmpeg and the rewriters open as a file.
+/// Elsewhere it has the hidden name, and what a killed process left under
+/// such names is cleared by the next output of the same name
+/// (`removeStaleLeftovers`).
 package final class TemporaryOutput {
     package let finalPath: String
     package let path: String
+    /// The anonymous file, open until it is named or dropped.
+    private var anonymous: Int32?
     private var committed = false
 
     package init(finalPath: String) {
         self.finalPath = finalPath
+        path = Self.hiddenName(for: finalPath)
+    }
+
+    /// An output written as an anonymous file where the system allows.
+    package init(anonymous finalPath: String) {
+        self.finalPath = finalPath
+        if let descriptor = openAnonymousFile(in: folderPart(of: finalPath)) {
+            anonymous = descriptor
+            path = "/proc/self/fd/\(descriptor)"
+        } else {
+            Self.removeStaleLeftovers(of: finalPath)
+            path = Self.hiddenName(for: finalPath)
+        }
+    }
+
+    deinit {
+        if let anonymous { closeDescriptor(anonymous) }
+    }
+
+    /// Whether the file has no name until it is complete.
+    package var isAnonymous: Bool { anonymous != nil }
+
+    private static func hiddenName(for finalPath: String) -> String {
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        path = folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".mediamux-" + token + ".partial"
+        return folderPart(of: finalPath) + "/." + namePart(of: finalPath) + ".mediamux-" + token + ".partial"
+    }
+
+    /// A sink writing the file from its start (a new file at the hidden
+    /// name, or the anonymous one); errors name `finalPath`.
+    package func sink() throws -> DescriptorSink {
+        guard let anonymous else { return try DescriptorSink(creating: path, name: finalPath) }
+        return try DescriptorSink(duplicating: anonymous, name: finalPath)
+    }
+
+    /// Names the anonymous file, then moves it into place as a named one is.
+    private func commitAnonymous(_ descriptor: Int32, overwrite: Bool) throws -> Int {
+        guard let size = openFileSize(descriptor) else {
+            throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
+        }
+        if !overwrite {
+            // Fails atomically when the output appeared meanwhile.
+            guard linkAnonymousFile(descriptor, to: finalPath) else {
+                if lastSystemError == .fileExists { throw MediaMuxError.outputExists(path: finalPath) }
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
+            }
+        } else {
+            let named = TemporaryOutput(finalPath: finalPath)
+            guard linkAnonymousFile(descriptor, to: named.path) else {
+                throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
+            }
+            do {
+                _ = try named.commit(overwrite: true)
+            } catch {
+                named.discard()
+                throw error
+            }
+        }
+        closeDescriptor(descriptor)
+        anonymous = nil
+        committed = true
+        return Int(size)
     }
 
     /// Adopts a file already written elsewhere beside the output (a resumable download).
@@ -25,6 +95,7 @@ package final class TemporaryOutput {
     /// atomically). With it, an existing output is swapped out in one step
     /// and then removed (see `exchangeNames`).
     package func commit(overwrite: Bool) throws -> Int {
+        if let anonymous { return try commitAnonymous(anonymous, overwrite: overwrite) }
         guard let status = fileStatus(path) else {
             throw MediaMuxError.outputNotWritable(path: finalPath, reason: systemErrorText())
         }
@@ -56,7 +127,13 @@ package final class TemporaryOutput {
     }
 
     package func discard() {
-        if !committed { removeFile(path) }
+        if let anonymous {
+            // Its last descriptor gone, the file is gone.
+            closeDescriptor(anonymous)
+            self.anonymous = nil
+        } else if !committed {
+            removeFile(path)
+        }
     }
 }
 
@@ -64,7 +141,7 @@ extension TemporaryOutput {
     /// Writes a whole file of `bytes` beside `target` and moves it into
     /// place (see `commit`); returns its size. Nothing is left on failure.
     package static func write(_ bytes: [UInt8], to target: String, overwrite: Bool) throws -> Int {
-        let temporary = TemporaryOutput(finalPath: target)
+        let temporary = TemporaryOutput(anonymous: target)
         do {
             try temporary.store(bytes)
             return try temporary.commit(overwrite: overwrite)
@@ -87,6 +164,24 @@ extension TemporaryOutput {
 }
 
 extension TemporaryOutput {
+    /// How long a hidden temporary file goes unwritten before it is taken
+    /// for one a killed process left: every writer writes it continually.
+    static let staleAfter: Int64 = 15 * 60 * 1_000_000_000
+
+    /// Removes the hidden temporary files of `finalPath`'s name that nothing
+    /// has written for `staleAfter`: what killed processes left where no
+    /// anonymous file could be made. Newer ones may be another process's
+    /// work in progress, and stay.
+    static func removeStaleLeftovers(of finalPath: String) {
+        let folder = folderPart(of: finalPath)
+        let prefix = "." + namePart(of: finalPath) + ".mediamux-"
+        let now = secondsSince1970() * 1_000_000_000
+        for name in folderNames(folder) where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
+            let path = folder + "/" + name
+            if let status = fileStatus(path), status.isRegularFile, now - status.modified > staleAfter { removeFile(path) }
+        }
+    }
+
     /// Removes what a killed process left beside these outputs: their hidden
     /// temporary files (`.NAME.mediamux-TOKEN.partial`, and what hangs off
     /// them). Each folder is read once. Only for outputs the caller owns, with

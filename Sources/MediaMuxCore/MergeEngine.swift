@@ -115,7 +115,8 @@ public struct MergeEngine: Sendable {
     ///   - video: The file whose video stream is copied.
     ///   - audio: The file whose audio stream becomes the soundtrack.
     ///   - output: The file to write: .mp4, .m4v or .mov. It is written to a
-    ///     hidden file beside it and moved into place when complete.
+    ///     file with no name in its folder (a hidden one where the file
+    ///     system has none) and named when complete.
     ///   - options: Everything beyond the three paths.
     ///   - progress: Called with how far the merge has come, on the pool
     ///     thread doing it, at most ten times a second, the last time with

@@ -85,7 +85,13 @@ struct EarlyExitTests {
         // cancelled or not): until that work has written its partial file, or
         // 5 s, the pool is left to run. A job the leaving did not cancel is
         // then mid-encode, and the shutdown waits for it to finish it.
-        let partial = { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path("out"))) ?? []).contains { $0.hasSuffix(".partial") } }
+        // (The output has no name until complete: the test sees it among the process's open files.)
+        let out = folder.path("out")
+        let partial = {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).contains { entry in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + entry))?.hasPrefix(out + "/") == true
+            }
+        }
         let deadline = ContinuousClock.now + .seconds(5)
         while !partial(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         try await pool.shutdownGracefully()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MediaMux
+@testable import MediaMuxBase
 @testable import MediaMuxCore
 @testable import MediaMuxPreview
 
@@ -13,6 +14,49 @@ struct TemporaryOutputTests {
 
     static func read(_ path: String) -> String? {
         (try? Data(contentsOf: URL(fileURLWithPath: path))).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// An anonymous output has no name in its folder while it is written
+    /// (Linux's O_TMPFILE: what a killed process leaves is nothing), and
+    /// takes its name complete: not over an existing file without
+    /// `overwrite`, over it with; dropped, it is gone.
+    @Test func anAnonymousOutputHasNoNameUntilComplete() throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("out.mp4")
+        let temporary = TemporaryOutput(anonymous: output)
+        #expect(temporary.isAnonymous, "no O_TMPFILE in \(folder.url.path)")
+        try Self.write("new!", to: temporary.path)
+        #expect(folder.contents.isEmpty, "\(folder.contents)")
+        #expect(try temporary.commit(overwrite: false) == 4)
+        #expect(Self.read(output) == "new!" && folder.contents == ["out.mp4"])
+
+        let second = TemporaryOutput(anonymous: output)
+        try Self.write("newer", to: second.path)
+        #expect(throws: MediaMuxError.outputExists(path: output)) { _ = try second.commit(overwrite: false) }
+        #expect(try second.commit(overwrite: true) == 5)
+        #expect(Self.read(output) == "newer" && folder.contents == ["out.mp4"], "\(folder.contents)")
+
+        let dropped = TemporaryOutput(anonymous: folder.path("gone.mp4"))
+        let sink = try dropped.sink()
+        try [UInt8]("bytes".utf8).withUnsafeBytes { try sink.write($0) }
+        dropped.discard()
+        #expect(folder.contents == ["out.mp4"])
+    }
+
+    /// Where no anonymous file can be made, a killed process's hidden file
+    /// is cleared by the next output of its name, once nothing has written
+    /// it for a quarter of an hour; a fresh one (another process's work in
+    /// progress) and other outputs' stay.
+    @Test func staleHiddenFilesOfTheSameNameAreCleared() throws {
+        let folder = try TemporaryFolder()
+        let old = folder.path(".out.mp4.mediamux-1a.partial")
+        let fresh = folder.path(".out.mp4.mediamux-2b.partial")
+        let other = folder.path(".other.mp4.mediamux-3c.partial")
+        for path in [old, fresh, other] { try Self.write("part", to: path) }
+        let hourAgo = Date(timeIntervalSinceNow: -3600)
+        for path in [old, other] { try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: path) }
+        TemporaryOutput.removeStaleLeftovers(of: folder.path("out.mp4"))
+        #expect(folder.contents == [".other.mp4.mediamux-3c.partial", ".out.mp4.mediamux-2b.partial"], "\(folder.contents)")
     }
 
     @Test func anExistingFileIsReplaced() throws {

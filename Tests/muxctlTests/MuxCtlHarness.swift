@@ -228,6 +228,16 @@ final class Scratch: @unchecked Sendable {
         list(folder).filter { $0.hasSuffix(".partial") || $0.contains(".mediamux-") }
     }
 
+    /// Whether process `pid` has a file of `folder` open: an output being
+    /// written, which on Linux has no name until it is complete (its
+    /// /proc entry reads "FOLDER/#INODE (deleted)").
+    static func isWriting(in folder: String, pid: pid_t) -> Bool {
+        let descriptors = "/proc/\(pid)/fd"
+        return list(descriptors).contains { entry in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + entry))?.hasPrefix(folder + "/") == true
+        }
+    }
+
     func remove() {
         try? FileManager.default.removeItem(at: root)
     }

@@ -83,7 +83,8 @@ struct SignalTests {
         let output = scratch.output("clip.mp4")
         let running = try MuxCtl.launch(["preview", MuxCtl.fixture("h264_bframes_aac.mp4"), "--clip", output, "--seconds", "4", "--height", "480"])
         let folder = scratch.outputs.path
-        let sent = await Self.send(signal, to: running) { !Scratch.partials(in: folder).isEmpty }
+        let pid = running.pid
+        let sent = await Self.send(signal, to: running) { Scratch.isWriting(in: folder, pid: pid) }
         let result = await running.finish(timeout: 60)
         #expect(Scratch.partials(in: folder).isEmpty, "temporary file left: \(scratch.outputFolder)")
         print("[muxctlTests] \(signal.testDescription) during a preview clip: \(sent && result.status != 0 ? "stopped" : "finished first")")
@@ -98,6 +99,26 @@ struct SignalTests {
             let probe = try await probeJSON(output)
             #expect((number(probe?["containerDuration"]) ?? 0) > 3.9, "\(String(describing: probe))")
         }
+    }
+
+    /// Killed with SIGKILL while the output is written (a re-framed video,
+    /// encoding for a while): nothing is left in its folder. The output has
+    /// no name until it is complete (Linux's O_TMPFILE), so no handler is
+    /// needed to clean up after a signal that allows none.
+    @Test func aMergeKilledLeavesNothing() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.outputs.path
+        let running = try MuxCtl.launch([
+            "merge", MuxCtl.fixture("phone_portrait_h264_aac.mp4"), MuxCtl.fixture("aac_7s.m4a"), scratch.output("wide.mp4"),
+            "--orientation", "landscape", "--video-preset", "slow", "--quiet",
+        ])
+        let pid = running.pid
+        let sent = await Self.send(.kill, to: running) { Scratch.isWriting(in: folder, pid: pid) }
+        let result = await running.finish(timeout: 60)
+        #expect(sent, "the output was never open: \(result)")
+        #expect(result.killedBySignal && result.status == 9, "\(result)")
+        #expect(scratch.outputFolder.isEmpty, "left behind: \(scratch.outputFolder)")
     }
 
     /// Interrupted once its first merge is recorded, while later jobs run:

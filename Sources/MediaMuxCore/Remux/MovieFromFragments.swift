@@ -22,8 +22,8 @@ final class FragmentsToMovieWriter: MovieWriter {
 
     init(plan: MergePlan, longest: MediaTime) throws {
         self.plan = plan
-        temporary = TemporaryOutput(finalPath: plan.outputPath)
-        let sink = try DescriptorSink(creating: temporary.path, name: plan.outputPath)
+        temporary = TemporaryOutput(anonymous: plan.outputPath)
+        let sink = try temporary.sink()
         var room = 0
         if case .reservedAtFront(let bytes) = plan.movieHeader { room = bytes }
         fragments = try FragmentedWriter(plan: plan, longest: longest, sink: sink, temporary: nil, roomAfterMovieHeader: room)

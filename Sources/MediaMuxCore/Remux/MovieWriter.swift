@@ -45,8 +45,8 @@ extension MergePlan {
         case (.fragmented(let longest), .stream(let sink)):
             return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: nil)
         case (.fragmented(let longest), .file):
-            let temporary = TemporaryOutput(finalPath: outputPath)
-            let sink = try DescriptorSink(creating: temporary.path, name: outputPath)
+            let temporary = TemporaryOutput(anonymous: outputPath)
+            let sink = try temporary.sink()
             return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: temporary)
         case (_, .file):
             if case .fromFragments(let longest) = sampleTables { return try FragmentsToMovieWriter(plan: self, longest: longest) }
@@ -70,7 +70,7 @@ final class MovieFileWriter: MovieWriter {
 
     init(plan: MergePlan) throws {
         self.plan = plan
-        temporary = TemporaryOutput(finalPath: plan.outputPath)
+        temporary = TemporaryOutput(anonymous: plan.outputPath)
         muxer = try MuxerHandle(path: temporary.path, reportedPath: plan.outputPath, muxer: plan.container.muxer)
     }
 

@@ -4,8 +4,8 @@ public import NIOCore
 /// Where a merge writes: a file, or a stream of fragmented MP4 made as it
 /// goes. A file's name converts to it: `let output: MergeOutput = "out.mp4"`.
 public enum MergeOutput: Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
-    /// A file by its path: .mp4, .m4v or .mov, written to a hidden file
-    /// beside it and moved into place when complete.
+    /// A file by its path: .mp4, .m4v or .mov, written to a file with no
+    /// name in its folder and named when complete.
     case file(String)
     /// Fragmented MP4, streamed as it is made (see `OutputLayout.fragmented`).
     case stream(MergeStream)
