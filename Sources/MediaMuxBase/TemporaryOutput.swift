@@ -27,7 +27,13 @@ package final class TemporaryOutput {
     /// An output written as an anonymous file where the system allows.
     package init(anonymous finalPath: String) {
         self.finalPath = finalPath
-        if let descriptor = openAnonymousFile(in: folderPart(of: finalPath)) {
+        var opened = openAnonymousFile(in: folderPart(of: finalPath))
+        // Writers open it through /proc (FFmpeg takes a path), which a chroot may lack.
+        if let descriptor = opened, !pathExists("/proc/self/fd/\(descriptor)") {
+            closeDescriptor(descriptor)
+            opened = nil
+        }
+        if let descriptor = opened {
             anonymous = descriptor
             path = "/proc/self/fd/\(descriptor)"
         } else {
