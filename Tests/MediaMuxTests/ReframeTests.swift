@@ -366,14 +366,8 @@ struct ReframeTests {
     /// the sample holds) is skipped, counted and reported; the rest are encoded.
     @Test func aDamagedFrameIsSkippedAndCounted() async throws {
         let folder = try TemporaryFolder()
-        let damaged = folder.path("damaged.mp4")
-        try FileManager.default.copyItem(atPath: Fixtures.path("h264_bframes_aac.mp4"), toPath: damaged)
+        let damaged = try Fixtures.withADamagedLastFrame(in: folder)
         let track = try #require(try MP4File(path: damaged).videoTracks.first)
-        // A frame no other refers to: the last in decode order.
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
-        try handle.seek(toOffset: UInt64(track.sampleOffsets[track.sampleCount - 1]))
-        handle.write(Data([0x7F, 0xFF, 0xFF, 0xFF]))
-        try handle.close()
         let report = try await MuxEngine().merge(
             video: damaged, audio: Self.song, output: folder.path("o.mp4"), options: MergeOptions(orientation: .portrait)).merge
         #expect(report.video.damagedPackets == 1)

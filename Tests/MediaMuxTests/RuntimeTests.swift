@@ -98,13 +98,7 @@ struct RuntimeTests {
     /// was skipped; the decoder's own complaints are at debug.
     @Test func handledDamageIsOneWarning() async throws {
         let folder = try TemporaryFolder()
-        let damaged = folder.path("damaged.mp4")
-        try FileManager.default.copyItem(atPath: Fixtures.path("h264_bframes_aac.mp4"), toPath: damaged)
-        let track = try #require(try MP4File(path: damaged).videoTracks.first)
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
-        try handle.seek(toOffset: UInt64(track.sampleOffsets[track.sampleCount - 1]))
-        handle.write(Data([0x7F, 0xFF, 0xFF, 0xFF]))
-        try handle.close()
+        let damaged = try Fixtures.withADamagedLastFrame(in: folder)
         let recorder = Recorder()
         let engine = MuxEngine(runtime: MediaRuntime(logger: recorder.logger(level: .trace)))
         _ = try await engine.merge(
