@@ -5,7 +5,7 @@ DEMO_VIDEO := TestMedia/phone_portrait_h264_aac.mp4
 DEMO_AUDIO := TestMedia/aac_7s.m4a
 DEMO_OUT   := .build/demo/merged.mp4
 
-.PHONY: deps build demo test test-debian13 install docs
+.PHONY: deps build print-link-flags examples-release demo test test-debian13 install docs
 
 deps:
 	@bash .ci/install-deps.sh
@@ -26,6 +26,16 @@ LINK_FLAGS := -Xswiftc -static-stdlib $(USE_LLD) $(PACK_RELR) -Xlinker --no-expo
 
 build: deps
 	swift build -c release --product muxctl $(LINK_FLAGS)
+
+# The Examples package's top-level error-properties, in release, into the
+# build folder `make build` fills and with its flags: MediaMux's modules are
+# not compiled again (see .ci/examples.sh).
+print-link-flags:
+	@echo $(LINK_FLAGS)
+
+examples-release: build
+	@[ -f Package.resolved ] && cp Package.resolved Examples/Package.resolved || true
+	cd Examples && swift build --scratch-path $(CURDIR)/.build -c release --product error-properties $(LINK_FLAGS)
 
 DEMO_WIDE  := .build/demo/landscape.mp4
 

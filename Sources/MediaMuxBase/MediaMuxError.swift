@@ -76,7 +76,43 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     /// Where it went wrong, beyond the file: which clip, at what time.
     public private(set) var context = Context()
 
-    package init(_ failure: Failure) { self.failure = failure }
+    /// The option an `.invalidOption` error is about, in the library's terms
+    /// (`videoQuality`, `shard`, `jobs[2].rotate`); nil for other codes.
+    public let option: String?
+    /// The kind of stream a `.noStream`, `.streamIndexOutOfRange` or
+    /// `.unknownDuration` error is about; nil for other codes.
+    public let streamKind: StreamKind?
+    /// The server's status for an `.http` error; nil for other codes.
+    public let httpStatus: Int?
+    /// FFmpeg's own error code (a negative AVERROR), for `.ffmpeg` errors.
+    public let ffmpegCode: Int32?
+
+    // The details are stored, taken from `failure` once, rather than
+    // computed on each read: Swift 6.3.1's optimizer crashed ("Found
+    // outside of lifetime use?!", in CopyPropagation) compiling a caller's
+    // async code that read a computed one, inlined across modules, and
+    // went on with the optional (`error.ffmpegCode ?? 0`,
+    // `error.httpStatus.map(String.init)`). A stored one is a plain load.
+    // Examples/Sources/error-properties, built in release by CI, reads them all.
+    package init(_ failure: Failure) {
+        self.failure = failure
+        switch failure {
+        case .invalidOption(let option, _): self.option = option
+        default: option = nil
+        }
+        switch failure {
+        case .noStream(let kind, _), .streamIndexOutOfRange(let kind, _, _, _), .unknownDuration(let kind, _): streamKind = kind
+        default: streamKind = nil
+        }
+        switch failure {
+        case .http(let status, _): httpStatus = status
+        default: httpStatus = nil
+        }
+        switch failure {
+        case .ffmpeg(_, _, let code, _): ffmpegCode = code
+        default: ffmpegCode = nil
+        }
+    }
 
     /// Where in a job a failure happened, beyond the file the error names:
     /// which clip of a composition, and at what time in it. Empty unless the
@@ -416,33 +452,6 @@ public struct MediaMuxError: Error, Sendable, Equatable, CustomStringConvertible
     /// The file or URL the error concerns (nil for an option error that names none).
     public var subject: String? { spelling.subject }
 
-    /// The option an `.invalidOption` error is about, in the library's terms
-    /// (`videoQuality`, `shard`, `jobs[2].rotate`); nil for other codes.
-    public var option: String? {
-        if case .invalidOption(let option, _) = failure { return option }
-        return nil
-    }
-
-    /// The kind of stream a `.noStream`, `.streamIndexOutOfRange` or
-    /// `.unknownDuration` error is about; nil for other codes.
-    public var streamKind: StreamKind? {
-        switch failure {
-        case .noStream(let kind, _), .streamIndexOutOfRange(let kind, _, _, _), .unknownDuration(let kind, _): return kind
-        default: return nil
-        }
-    }
-
-    /// The server's status for an `.http` error; nil for other codes.
-    public var httpStatus: Int? {
-        if case .http(let status, _) = failure { return status }
-        return nil
-    }
-
-    /// FFmpeg's own error code (a negative AVERROR), for `.ffmpeg` errors.
-    public var ffmpegCode: Int32? {
-        if case .ffmpeg(_, _, let code, _) = failure { return code }
-        return nil
-    }
 
     /// Any error from below a public call, typed: a MediaMuxError as it is,
     /// Swift's `CancellationError` as `.cancelled(subject)`, anything else
