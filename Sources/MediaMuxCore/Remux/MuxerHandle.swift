@@ -116,7 +116,15 @@ package final class MuxerHandle {
     /// frees after this handle) and writes the header with the muxer's `options`.
     package func open(options: [String: String], stream: UnsafeMutablePointer<AVIOContext>? = nil) throws {
         if let path {
-            let opened = avio_open(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE)
+            // Never truncated (FFmpeg's file protocol does by default): the
+            // output is new or empty, and on ext4 truncating an existing
+            // inode (a nameless output reopened through /proc) makes its
+            // last close flush every block it holds (auto_da_alloc), 0.3 s
+            // for 450 MB that the page cache would otherwise write later.
+            var protocolOptions: OpaquePointer?
+            av_dict_set(&protocolOptions, "truncate", "0", 0)
+            defer { av_dict_free(&protocolOptions) }
+            let opened = avio_open2(&context.pointee.pb, "file:" + path, AVIO_FLAG_WRITE, nil, &protocolOptions)
             guard opened >= 0 else { throw MediaMuxError.outputNotWritable(path: reportedPath, reason: ffmpegErrorText(opened)) }
             ownsFile = true
         } else {
