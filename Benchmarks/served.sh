@@ -14,8 +14,10 @@
 # would take hours).
 #
 # Usage: bash Benchmarks/served.sh   (from anywhere)
-# Env:   RUNS=3   timed runs of the single-stream measures (median)
+# Env:   RUNS=5   timed runs of the single-stream measures (median)
 #        MUXCTL   a muxctl to use instead of building one
+#        MAX_STREAM_MIB=8   fails if the server's peak RSS over idle, per open
+#                 stream, is above it (the bound Serving.md states)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_package curl curl
@@ -41,10 +43,10 @@ REFERENCE="$WORK/served_reference.mp4"
 say "== the reference: muxctl merge --fragmented"
 "$MUXCTL" merge --force --fragmented "$V_LONG" "$A_LONG" "$REFERENCE" >/dev/null
 
-python3 - "$SERVER" "$MUXCTL" "$WORK" "$V_LONG" "$A_LONG" "$REFERENCE" "$RUNS" <<'PY'
+python3 - "$SERVER" "$MUXCTL" "$WORK" "$V_LONG" "$A_LONG" "$REFERENCE" "$RUNS" "${MAX_STREAM_MIB:-8}" <<'PY'
 import hashlib, os, socket, statistics, subprocess, sys, time
-server_bin, muxctl, work, video, audio, reference, runs = sys.argv[1:8]
-runs = int(runs)
+server_bin, muxctl, work, video, audio, reference, runs, max_stream_mib = sys.argv[1:9]
+runs = int(runs); max_stream_mib = float(max_stream_mib)
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close(); return port
@@ -149,9 +151,10 @@ try:
     print(f"8 fast streams: {8 * size / 1e6:.0f} MB in {elapsed:.1f} s, {8 * size / elapsed / 1e6:.1f} MB/s together")
     print(f"small merge (35 KB) asked for once all 40 streamed: first byte {small_first * 1000:.0f} ms, whole {small_total * 1000:.0f} ms;"
           f" slow streams still streaming: {slow_running} of 32 then, {slow_still} when the fast ones ended")
-    print(f"server RSS: idle {idle / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB: {(peak - idle) / 40 / 1024:.2f} MiB per open stream")
+    per_stream = (peak - idle) / 40 / 1024
+    print(f"server RSS: idle {idle / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB: {per_stream:.2f} MiB per open stream (bound {max_stream_mib:g})")
     print(f"fast bodies byte-identical to muxctl merge --fragmented: {sum(same)} of 8" + (f"; curl failed for {failed}" if failed else ""))
-    if small.returncode != 0 or failed or not all(same) or slow_running != 32:
+    if small.returncode != 0 or failed or not all(same) or slow_running != 32 or per_stream > max_stream_mib:
         sys.exit(1)
 finally:
     server.terminate()

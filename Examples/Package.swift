@@ -6,7 +6,8 @@
 //     `swift run merge-server --media DIR --port 8080`, then
 //     GET /merge?video=clip.mp4&audio=song.m4a (paths within DIR).
 //   preview-folder: a CI step's previews, a clip and a sheet of every video
-//     in a folder, in process: `swift run preview-folder IN OUT`.
+//     in a folder, in process: `swift run preview-folder IN OUT`; it depends
+//     on MediaMuxPreview alone, as a user who never downloads would.
 //   error-properties: top-level code reading every property of an error,
 //     built in release (a Swift 6.3.1 optimizer crash once lived there).
 import PackageDescription
@@ -35,7 +36,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "preview-folder",
-            dependencies: [.product(name: "MediaMux", package: mediaMuxIdentity)]
+            // The previews' product alone: no HTTP client, no TLS.
+            dependencies: [.product(name: "MediaMuxPreview", package: mediaMuxIdentity)]
         ),
         .executableTarget(
             name: "error-properties",

@@ -64,9 +64,9 @@ public struct MuxEngine: Sendable {
     /// were skipped), and the mov muxer's "codec frame size is not set".
     public func logging(to logger: Logger) -> MuxEngine {
         var engine = self
-        engine.merging.runtime.logger = logger
-        engine.previews.runtime.logger = logger
-        engine.downloads.runtime.logger = logger
+        engine.merging = merging.logging(to: logger)
+        engine.previews = previews.logging(to: logger)
+        engine.downloads = downloads.logging(to: logger)
         return engine
     }
 }

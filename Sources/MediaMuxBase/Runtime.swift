@@ -35,3 +35,23 @@ public struct MediaRuntime: Sendable {
     /// Discards everything: a library is silent unless told otherwise.
     public static let silentLogger = Logger(label: "mediamux", factory: { _ in SwiftLogNoOpLogHandler() })
 }
+
+/// One of MediaMux's engines (`MergeEngine`, `PreviewEngine`,
+/// `DownloadEngine`): a value holding the runtime its calls work on.
+public protocol RuntimeEngine: Sendable {
+    /// Where the engine's blocking work runs and where its messages go.
+    var runtime: MediaRuntime { get set }
+}
+
+extension RuntimeEngine {
+    /// This engine, with its calls' messages going to `logger`: MediaMux's
+    /// warnings and FFmpeg's lines during those calls carry its metadata (a
+    /// request's id, a job's name), so that a server tells whose file an
+    /// FFmpeg line is about. The thread pool stays the same; making one
+    /// costs nothing, so make one per request or job.
+    public func logging(to logger: Logger) -> Self {
+        var engine = self
+        engine.runtime.logger = logger
+        return engine
+    }
+}

@@ -1,4 +1,4 @@
-import MediaMuxBase
+@_exported import MediaMuxBase
 import Logging
 public import SystemPackage
 
@@ -16,7 +16,7 @@ public import SystemPackage
 /// - Cancellation: cancelling the calling Task stops the work at the next
 ///   packet (or FFmpeg's next read) and the call throws
 ///   `MediaMuxError.cancelled(path:)`, leaving no output and no temporary file.
-public struct MergeEngine: Sendable {
+public struct MergeEngine: RuntimeEngine {
     /// Where the blocking work runs and where warnings and FFmpeg's messages go.
     public var runtime: MediaRuntime
 

@@ -1,4 +1,4 @@
-import MediaMuxBase
+@_exported import MediaMuxBase
 public import AsyncHTTPClient
 public import SystemPackage
 #if canImport(FoundationEssentials)
@@ -25,7 +25,7 @@ public import Foundation
 /// more from the calling task when the file is complete.
 /// Reports of one call never overlap. Keep a handler short: the body waits
 /// while it runs.
-public struct DownloadEngine: Sendable {
+public struct DownloadEngine: RuntimeEngine {
     /// Where hashing and file copies run.
     public var runtime: MediaRuntime
     /// The caller's HTTP client, shared with the rest of a server; its own

@@ -1,5 +1,5 @@
-import MediaMuxBase
-import MediaMuxCore
+@_exported import MediaMuxBase
+@_exported import MediaMuxCore
 
 /// Pictures of a video: frames decoded, scaled and turned upright as the
 /// file is shown; images, contact sheets and short preview clips.
@@ -15,7 +15,7 @@ import MediaMuxCore
 /// place. A call cancelled with its Task throws
 /// `MediaMuxError.cancelled(path:)` naming its input and leaves nothing
 /// half-written.
-public struct PreviewEngine: Sendable {
+public struct PreviewEngine: RuntimeEngine {
     /// Where the blocking work runs and where FFmpeg's messages go.
     public var runtime: MediaRuntime
 

@@ -1,4 +1,6 @@
-import MediaMux
+// MediaMuxPreview alone (with the core it re-exports): a CI step that never
+// downloads compiles no HTTP or TLS stack.
+import MediaMuxPreview
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +20,7 @@ struct PreviewFolder {
         }
         let (input, output) = (arguments[1], arguments[2])
         let videos = files(in: input).filter { name in [".mp4", ".mov", ".m4v", ".mkv", ".webm"].contains { name.lowercased().hasSuffix($0) } }
-        let engine = MuxEngine()
+        let engine = PreviewEngine()
         let failures = await withTaskGroup(of: String?.self) { group in
             var next = videos.makeIterator()
             func start() -> Bool {
@@ -41,10 +43,10 @@ struct PreviewFolder {
     }
 
     /// A clip and a sheet of one file; nil when both were made, else why not.
-    static func preview(_ path: String, into base: String, engine: MuxEngine) async -> String? {
+    static func preview(_ path: String, into base: String, engine: PreviewEngine) async -> String? {
         do throws(MediaMuxError) {
-            let clip = try await engine.previews.previewClip(of: path, output: base + ".preview.mp4", overwrite: true)
-            let sheet = try await engine.previews.contactSheet(of: path, output: base + ".sheet.png", overwrite: true)
+            let clip = try await engine.previewClip(of: path, output: base + ".preview.mp4", overwrite: true)
+            let sheet = try await engine.contactSheet(of: path, output: base + ".sheet.png", overwrite: true)
             print("\(path): clip \(clip.output) (\(clip.duration.seconds) s), sheet \(sheet.path) (\(sheet.width)x\(sheet.height))")
             return nil
         } catch {
