@@ -6,6 +6,7 @@
 # core target in Package.swift fails here, not in a user's build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p .build
 swift package describe --type json > .build/describe.json
 python3 - .build/describe.json <<'PY'
 import json, sys
