@@ -86,6 +86,19 @@ public struct MergeFacts: Sendable, Equatable, Codable {
     public var notCopied: [LeftOut]
     /// What went wrong without failing the merge.
     public var warnings: [String]
+    /// A composition's clips in the order they play; absent for a merge.
+    public var clips: [Clip]?
+
+    /// One clip of a composition: its file, what of its video it took
+    /// (seconds on that video's timeline), where it plays in the output, and how it was made.
+    public struct Clip: Sendable, Equatable, Codable {
+        public var source: String
+        public var from: Double
+        public var to: Double
+        public var start: Double
+        public var duration: Double
+        public var reason: String
+    }
 
     public struct LeftOut: Sendable, Equatable, Codable {
         public var source: String
@@ -141,6 +154,10 @@ public struct MergeFacts: Sendable, Equatable, Codable {
         keptMetadata = report.keptMetadata
         warnings = report.warnings
         notCopied = report.leftOut.map { LeftOut(source: $0.path, stream: $0.streamIndex, what: $0.what, reason: leftOutReason($0)) }
+        clips = report.clips.isEmpty ? nil : report.clips.map {
+            Clip(source: $0.source, from: $0.range.lowerBound.seconds, to: $0.range.upperBound.seconds, start: $0.place.seconds,
+                 duration: $0.duration.seconds, reason: $0.reason)
+        }
     }
 }
 

@@ -96,11 +96,16 @@ public struct MergeEngine: RuntimeEngine {
     public func plan(
         video: String, audio: String, output: MergeOutput, options: MergeOptions = MergeOptions()
     ) async throws(MediaMuxError) -> MergePlan {
+        try await plan(.merge(video: video, audio: audio, options: options), output: output)
+    }
+
+    /// The plan of a merge or a composition into `output`.
+    package func plan(_ source: PlanSource, output: MergeOutput) async throws(MediaMuxError) -> MergePlan {
         let isStream: Bool
         if case .stream = output { isStream = true } else { isStream = false }
         return try await typedErrors(subject: output.name) {
             try await runFFmpeg(runtime) { flag in
-                try Self.makePlan(video: video, audio: audio, output: output.name, isStream: isStream, options: options, flag: flag).plan
+                try source.plan(output: output.name, isStream: isStream, flag: flag).plan
             }
         }
     }
@@ -217,13 +222,22 @@ public struct MergeEngine: RuntimeEngine {
         progress: (@Sendable (MergeProgress) -> Void)?, cleanup: (@Sendable () -> Void)?,
         observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
     ) async throws(MediaMuxError) -> MergeBody {
+        try await body(
+            .merge(video: video, audio: audio, options: options), name: name, progress: progress, cleanup: cleanup, observing: observing)
+    }
+
+    /// The body of a merge or a composition; see `body(video:audio:name:options:progress:)`.
+    package func body(
+        _ source: PlanSource, name: String,
+        progress: (@Sendable (MergeProgress) -> Void)?, cleanup: (@Sendable () -> Void)?,
+        observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
+    ) async throws(MediaMuxError) -> MergeBody {
         let runtime = runtime
         let flag = CancellationFlag()
         do {
             let merge = try await typedErrors(subject: name) {
                 try await runFFmpeg(runtime, raising: flag) { flag in
-                    let (plan, videoInfo) = try Self.makePlan(video: video, audio: audio, output: name, isStream: true, options: options, flag: flag)
-                    let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
+                    let (plan, stream) = try source.plan(output: name, isStream: true, flag: flag)
                     let observer = try stream.flatMap { try observing(plan, $0) }
                     let chunks = ChunkQueue(name: name)
                     let remuxer = Remuxer(plan: plan, destination: .stream(chunks), cancellation: flag, progress: progress, observing: observer)
@@ -253,12 +267,18 @@ public struct MergeEngine: RuntimeEngine {
         progress: (@Sendable (MergeProgress) -> Void)?,
         observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
     ) async throws(MediaMuxError) -> MergeReport {
+        try await run(.merge(video: video, audio: audio, options: options), output: output, progress: progress, observing: observing)
+    }
+
+    /// Plans and carries out a merge or a composition into a file or a stream.
+    package func run(
+        _ source: PlanSource, output: MergeOutput, progress: (@Sendable (MergeProgress) -> Void)?,
+        observing: @escaping @Sendable (MergePlan, StreamInfo) throws -> PacketObserving?
+    ) async throws(MediaMuxError) -> MergeReport {
         let runtime = runtime
         return try await typedErrors(subject: output.name) {
             @Sendable func run(_ destination: MergeDestination, flag: CancellationFlag) throws -> MergeReport {
-                let (plan, videoInfo) = try Self.makePlan(
-                    video: video, audio: audio, output: output.name, isStream: destination.isStream, options: options, flag: flag)
-                let stream = videoInfo.streams.first { $0.index == plan.video.streamIndex }
+                let (plan, stream) = try source.plan(output: output.name, isStream: destination.isStream, flag: flag)
                 let observer = try stream.flatMap { try observing(plan, $0) }
                 let execution = try Remuxer(plan: plan, destination: destination, cancellation: flag, progress: progress, observing: observer).run()
                 return MergeReport(plan: plan, execution: execution)
@@ -271,8 +291,7 @@ public struct MergeEngine: RuntimeEngine {
                 case .standardOutput:
                     return try await runFFmpeg(runtime) { flag in try run(.stream(DescriptorSink.standardOutput()), flag: flag) }
                 case .writer(let write):
-                    let body = try await body(
-                        video: video, audio: audio, name: stream.name, options: options, progress: progress, cleanup: nil, observing: observing)
+                    let body = try await body(source, name: stream.name, progress: progress, cleanup: nil, observing: observing)
                     return try await MergeStream.drain(body, name: stream.name, into: write)
                 case .pulled:
                     throw MediaMuxError.invalidOption(
@@ -311,19 +330,6 @@ public struct MergeEngine: RuntimeEngine {
                 MergeReport(plan: plan, execution: try Remuxer(plan: plan, cancellation: flag, progress: progress).run())
             }
         }.logged(to: runtime.logger)
-    }
-
-    private static func makePlan(
-        video: String, audio: String, output: String, isStream: Bool = false, options: MergeOptions, flag: CancellationFlag
-    ) throws -> (plan: MergePlan, video: MediaInfo) {
-        let prober = Prober(cancellation: flag)
-        let videoInfo = try prober.probe(path: video)
-        let audioInfo = try prober.probe(path: audio)
-        let planner = MergePlanner(canStore: muxerAccepts, hasEncoder: encoderAvailable)
-        let plan = try planner.plan(
-            video: videoInfo, audio: audioInfo, output: output,
-            outputFacts: isStream ? .stream : outputFacts(output: output, inputs: [video, audio]), options: options)
-        return (plan, videoInfo)
     }
 }
 

@@ -84,79 +84,12 @@ extension MuxCtl {
         @Option(help: "Clockwise display rotation to write (0, 90, 180, 270), by copy, for a file whose recorded orientation is wrong; overrides --orientation.")
         var rotate: Int?
 
-        @Flag(name: [.customShort("y"), .long], help: "Overwrite OUTPUT if it exists.")
-        var force = false
-
-        @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
-        var noFaststart = false
-
-        @Flag(
-            help: "Write fragmented MP4 (the CMAF and DASH layout): the movie header first, then a fragment from each video keyframe or every 2 s at most, in one pass; what - writes. MP4 only.")
-        var fragmented = false
+        @OptionGroup var written: OutputFlags
 
         /// `-`: the output is standard output.
         var streamsToStandardOutput: Bool { output == "-" }
 
-        @Flag(
-            name: .customLong("no-metadata"),
-            help: "Leave out the video's metadata (location, camera, software, creation time, titles), for sharing.")
-        var noMetadata = false
-
-        @Option(
-            name: .customLong("audio-codec"),
-            help: "copy or aac: copy the audio as it is (an error if OUTPUT cannot carry it), or encode AAC. Default: copy when possible.")
-        var audioCodec: AudioOptions.Codec?
-
-        @Option(
-            name: .customLong("audio-bitrate"),
-            help: ArgumentHelp("AAC bit rate, e.g. 192k or 192000 (default: 96k a channel, 64k a channel beyond stereo). Implies encoding.", valueName: "rate"))
-        var audioBitrate: BitRate?
-
-        @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Encode the audio at this rate in Hz (8000-96000).", valueName: "hz"))
-        var sampleRate: Int?
-
-        @Option(help: ArgumentHelp("Encode the audio with this many channels (1-6 or 8), down- or upmixed.", valueName: "n"))
-        var channels: Int?
-
-        @Option(
-            help: ArgumentHelp(
-                "shortest, video or audio: end OUTPUT where the shorter input ends, where the video ends (the audio stops early or, with --loop-audio, repeats), or where the audio ends (the last video frame stays on screen).",
-                valueName: "input"))
-        var end: EndPolicy = .shortest
-
-        @Flag(name: .customLong("loop-audio"), help: "Repeat a shorter audio until the video ends.")
-        var loopAudio = false
-
-        @Option(
-            name: .customLong("audio-offset"), parsing: .unconditional,
-            help: ArgumentHelp("Start the audio this many seconds later, or skip this many seconds of its beginning when negative (-2.5).", valueName: "seconds"))
-        var audioOffset: Double?
-
-        @Flag(
-            name: .customLong("keep-original-audio"),
-            help: "Keep the video's own audio as a second audio track, off until a player chooses it.")
-        var keepOriginalAudio = false
-
-        @Option(
-            name: .customLong("mix-original"), parsing: .unconditional,
-            help: ArgumentHelp("Mix the video's own audio under the audio at this level in dB (0 as it is, -12 quieter), into one track. Implies encoding.", valueName: "db"))
-        var mixOriginal: Double?
-
-        @Option(parsing: .unconditional, help: ArgumentHelp("Change the audio's level by this many dB (-6 halves it). Implies encoding.", valueName: "db"))
-        var volume: Double?
-
-        @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade the audio in over this many seconds. Implies encoding.", valueName: "seconds"))
-        var fadeIn: Double?
-
-        @Option(name: .customLong("fade-out"), help: ArgumentHelp("Fade the audio out over this many seconds before it ends. Implies encoding.", valueName: "seconds"))
-        var fadeOut: Double?
-
-        @Option(
-            parsing: .unconditional,
-            help: ArgumentHelp(
-                "Bring the audio to this integrated loudness (EBU R128), e.g. -16: measured first, then one gain, true peaks kept under -1 dBTP. Implies encoding.",
-                valueName: "lufs"))
-        var loudness: Double?
+        @OptionGroup var sound: SoundFlags
 
         @Option(help: ArgumentHelp("Also write thumbnails of the output's keyframes (PNG) into this folder, in the same pass.", valueName: "dir"))
         var preview: String?
@@ -172,49 +105,29 @@ extension MuxCtl {
 
         func validate() throws {
             if let rotate, let problem = MergeOptions.rotationProblem(rotate) { throw ValidationError("--rotate \(problem)") }
-            if fragmented || streamsToStandardOutput, let problem = MergeOptions.fragmentedProblem(faststart: !noFaststart) {
-                throw ValidationError("--no-faststart: \(problem)")
-            }
-            if streamsToStandardOutput && standardOutputIsTerminal {
-                throw ValidationError("standard output is a terminal: pipe it (muxctl merge VIDEO AUDIO - | ffplay -) or name a file")
-            }
+            try written.validate(streaming: streamsToStandardOutput, example: "muxctl merge VIDEO AUDIO - | ffplay -")
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
             if let audioStream, audioStream < 0 { throw ValidationError("--audio-stream must be 0 or more") }
             if let problem = ThumbnailOptions.sizeProblem(previewSize) { throw ValidationError("--preview-size \(problem)") }
             if let previewEvery, !(previewEvery > 0 && previewEvery.isFinite) { throw ValidationError("--preview-every must be more than 0 seconds") }
             if preview == nil, previewEvery != nil { throw ValidationError("--preview-every needs --preview DIR") }
-            if let audioOffset, !(audioOffset.isFinite && abs(audioOffset) < 1e9) { throw ValidationError("--audio-offset must be a number of seconds") }
-            for (name, value) in [("--volume", volume), ("--fade-in", fadeIn), ("--fade-out", fadeOut), ("--loudness", loudness)] {
-                if let value, !value.isFinite { throw ValidationError("\(name) must be a number") }
-            }
-            if let fadeIn, fadeIn < 0 { throw ValidationError("--fade-in must be 0 seconds or more") }
-            if let fadeOut, fadeOut < 0 { throw ValidationError("--fade-out must be 0 seconds or more") }
-            if let mixOriginal, !mixOriginal.isFinite { throw ValidationError("--mix-original must be a number of dB") }
-            if OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) == nil {
-                throw ValidationError("--keep-original-audio and --mix-original are two ways to use the video's own audio; choose one")
-            }
-            if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
         }
 
         func run() async throws {
             let engine = common.engine
             var reframing = VideoOptions(frameSize: size?.size, quality: videoQuality, preset: videoPreset)
             if let fit { reframing.fit = fit }
-            let options = MergeOptions(
+            var options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation ?? MergeOptions().orientation,
-                rotation: rotate, video: reframing, overwrite: force, faststart: !noFaststart,
-                layout: fragmented || streamsToStandardOutput ? .fragmented : .movie, keepsMetadata: !noMetadata, end: end,
-                audio: AudioOptions(
-                    codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
-                    offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
-                    fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness),
-                originalAudio: OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) ?? .replaced)
+                rotation: rotate, video: reframing)
+            written.apply(to: &options, streaming: streamsToStandardOutput)
+            sound.apply(to: &options)
             let streams = streamsToStandardOutput
             let job = MergeJob(
                 video: video, audio: audio, output: streams ? .stream(.standardOutput) : .file(output), options: options,
                 download: download.options,
                 thumbnails: preview.map { _ in ThumbnailOptions(size: previewSize, every: previewEvery.map { MediaTime(seconds: $0) }) })
-            let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: force) }
+            let thumbnails = preview.map { ThumbnailWriter(folder: $0, overwrite: written.force) }
             var handler: (@Sendable (PreviewFrame) -> Void)?
             if let thumbnails { handler = { @Sendable frame in thumbnails.write(frame) } }
             let previewHandler = handler
@@ -251,6 +164,124 @@ extension MuxCtl {
                 if let preview { say("  preview: \(images.count) thumbnails in \(preview)") }
             }
         }
+    }
+}
+
+/// How the output is written: what merge and compose share.
+struct OutputFlags: ParsableArguments {
+    @Flag(name: [.customShort("y"), .long], help: "Overwrite OUTPUT if it exists.")
+    var force = false
+
+    @Flag(name: .customLong("no-faststart"), help: "Leave the movie header at the end of the file.")
+    var noFaststart = false
+
+    @Flag(
+        help: "Write fragmented MP4 (the CMAF and DASH layout): the movie header first, then a fragment from each video keyframe or every 2 s at most, in one pass; what - writes. MP4 only.")
+    var fragmented = false
+
+    @Flag(
+        name: .customLong("no-metadata"),
+        help: "Leave out the video's metadata (location, camera, software, creation time, titles), for sharing.")
+    var noMetadata = false
+
+    /// `streaming`: the output is `-`; `example` shows how to pipe it.
+    func validate(streaming: Bool, example: String) throws {
+        if fragmented || streaming, let problem = MergeOptions.fragmentedProblem(faststart: !noFaststart) {
+            throw ValidationError("--no-faststart: \(problem)")
+        }
+        if streaming && standardOutputIsTerminal {
+            throw ValidationError("standard output is a terminal: pipe it (\(example)) or name a file")
+        }
+    }
+
+    func apply(to options: inout MergeOptions, streaming: Bool) {
+        options.overwrite = force
+        options.faststart = !noFaststart
+        options.layout = fragmented || streaming ? .fragmented : .movie
+        options.keepsMetadata = !noMetadata
+    }
+}
+
+/// The sound's options: what merge and compose share.
+struct SoundFlags: ParsableArguments {
+    @Option(
+        name: .customLong("audio-codec"),
+        help: "copy or aac: copy the audio as it is (an error if OUTPUT cannot carry it), or encode AAC. Default: copy when possible.")
+    var audioCodec: AudioOptions.Codec?
+
+    @Option(
+        name: .customLong("audio-bitrate"),
+        help: ArgumentHelp("AAC bit rate, e.g. 192k or 192000 (default: 96k a channel, 64k a channel beyond stereo). Implies encoding.", valueName: "rate"))
+    var audioBitrate: BitRate?
+
+    @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Encode the audio at this rate in Hz (8000-96000).", valueName: "hz"))
+    var sampleRate: Int?
+
+    @Option(help: ArgumentHelp("Encode the audio with this many channels (1-6 or 8), down- or upmixed.", valueName: "n"))
+    var channels: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "shortest, video or audio: end OUTPUT where the shorter input ends, where the video ends (the audio stops early or, with --loop-audio, repeats), or where the audio ends (the last video frame stays on screen).",
+            valueName: "input"))
+    var end: EndPolicy = .shortest
+
+    @Flag(name: .customLong("loop-audio"), help: "Repeat a shorter audio until the video ends.")
+    var loopAudio = false
+
+    @Option(
+        name: .customLong("audio-offset"), parsing: .unconditional,
+        help: ArgumentHelp("Start the audio this many seconds later, or skip this many seconds of its beginning when negative (-2.5).", valueName: "seconds"))
+    var audioOffset: Double?
+
+    @Flag(
+        name: .customLong("keep-original-audio"),
+        help: "Keep the video's own audio as a second audio track, off until a player chooses it.")
+    var keepOriginalAudio = false
+
+    @Option(
+        name: .customLong("mix-original"), parsing: .unconditional,
+        help: ArgumentHelp("Mix the video's own audio under the audio at this level in dB (0 as it is, -12 quieter), into one track. Implies encoding.", valueName: "db"))
+    var mixOriginal: Double?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Change the audio's level by this many dB (-6 halves it). Implies encoding.", valueName: "db"))
+    var volume: Double?
+
+    @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade the audio in over this many seconds. Implies encoding.", valueName: "seconds"))
+    var fadeIn: Double?
+
+    @Option(name: .customLong("fade-out"), help: ArgumentHelp("Fade the audio out over this many seconds before it ends. Implies encoding.", valueName: "seconds"))
+    var fadeOut: Double?
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Bring the audio to this integrated loudness (EBU R128), e.g. -16: measured first, then one gain, true peaks kept under -1 dBTP. Implies encoding.",
+            valueName: "lufs"))
+    var loudness: Double?
+
+
+    func validate() throws {
+        if let audioOffset, !(audioOffset.isFinite && abs(audioOffset) < 1e9) { throw ValidationError("--audio-offset must be a number of seconds") }
+        for (name, value) in [("--volume", volume), ("--fade-in", fadeIn), ("--fade-out", fadeOut), ("--loudness", loudness)] {
+            if let value, !value.isFinite { throw ValidationError("\(name) must be a number") }
+        }
+        if let fadeIn, fadeIn < 0 { throw ValidationError("--fade-in must be 0 seconds or more") }
+        if let fadeOut, fadeOut < 0 { throw ValidationError("--fade-out must be 0 seconds or more") }
+        if let mixOriginal, !mixOriginal.isFinite { throw ValidationError("--mix-original must be a number of dB") }
+        if OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) == nil {
+            throw ValidationError("--keep-original-audio and --mix-original are two ways to use the video's own audio; choose one")
+        }
+        if loopAudio && end == .audio { throw ValidationError("--loop-audio repeats the audio up to the video's end; it cannot go with --end audio") }
+    }
+
+    func apply(to options: inout MergeOptions) {
+        options.end = end
+        options.audio = AudioOptions(
+            codec: audioCodec ?? .automatic, bitRate: audioBitrate?.bitsPerSecond, sampleRate: sampleRate, channels: channels,
+            offset: MediaTime(seconds: audioOffset ?? 0), loops: loopAudio, volume: volume ?? 0,
+            fadeIn: MediaTime(seconds: fadeIn ?? 0), fadeOut: MediaTime(seconds: fadeOut ?? 0), loudness: loudness)
+        options.originalAudio = OriginalAudio(keeping: keepOriginalAudio, mixingAt: mixOriginal) ?? .replaced
     }
 }
 

@@ -9,7 +9,7 @@ struct MuxCtl: AsyncParsableCommand {
         commandName: "muxctl",
         abstract: "Merge a video and an audio file by stream copy, ending exactly where the shorter one ends.",
         version: "muxctl \(MuxEngine.version) (FFmpeg \(FFmpegLibraries.version))",
-        subcommands: [Merge.self, Probe.self, Preview.self, Download.self, Batch.self, Cache.self])
+        subcommands: [Merge.self, Compose.self, Probe.self, Preview.self, Download.self, Batch.self, Cache.self])
 }
 
 /// Options every subcommand shares.

@@ -23,12 +23,12 @@ extension MergePlanner {
     /// whose packets stand alone.
     package func audioEncoding(
         for stream: StreamInfo, in container: MergePlan.Container, options: AudioOptions, repeating: Bool = false,
-        mixingLevel: Double? = nil, output: String
+        joining clips: Int = 1, mixingLevel: Double? = nil, output: String
     ) throws -> AudioEncoding? {
         let refusal = copyRefusal(stream, container)
         let repeatRefusal = repeating && !Self.repeatsByCopy(stream.codec)
             ? "looped, and \(Self.displayName(stream.codec)) cannot repeat by copy"
-            : nil
+            : clips > 1 ? "the sound of \(clips) clips, joined into one track without a gap or a click at a join" : nil
         if let rate = options.sampleRate, !Self.aacSampleRates.contains(rate) {
             throw MediaMuxError.invalidOption(option: "MergeOptions.audio.sampleRate", message:
                 "\(output): AAC cannot be encoded at \(rate) Hz; choose one of \(Self.aacSampleRates.reversed().map(String.init).joined(separator: ", "))")
@@ -57,6 +57,10 @@ extension MergePlanner {
             }
             if let change = changes.first {
                 throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message: "\(output): the audio cannot be copied and \(change) at once")
+            }
+            if clips > 1 {
+                throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message:
+                    "\(output): the sound of \(clips) clips cannot be joined by copy, since each clip's would begin with its encoder's priming; let it be encoded")
             }
             if repeatRefusal != nil {
                 throw MediaMuxError.invalidOption(option: "MergeOptions.audio.codec", message:

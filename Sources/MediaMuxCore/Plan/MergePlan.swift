@@ -97,6 +97,8 @@ public struct MergePlan: Sendable, Equatable {
         case lastFrameHeld = "the whole audio; the last video frame stays until it ends"
         /// A span of one file (a preview clip): it ends where the span asked for does, or where the video does before it.
         case spanAsked = "the span asked for"
+        /// A composition with the clips' own sound: it ends where the last clip does.
+        case clipsEnd = "the last clip ends"
     }
 
     /// A stretch of an output track's timeline and what fills it: a range
@@ -176,6 +178,29 @@ public struct MergePlan: Sendable, Equatable {
         public var decision: Decision
         /// Why, in words: "copied", the encoding's reason, "played again (2 of 3)".
         public var reason: String
+        /// For a copied clip of a composition: how it joins the clips around it; nil otherwise.
+        public var join: Join?
+
+        /// How a copied clip of a composition joins the track. It starts
+        /// exactly where the plan places it (the sum of the lengths of the
+        /// clips before it), and its packets are decoded as far ahead of
+        /// being shown as the track's deepest clip's are (`decodeLead` the
+        /// most of its spans'), so that decode times rise across every join.
+        /// What it decodes after its first keyframe but would show before it
+        /// (an open GOP's leading pictures) is not copied.
+        public struct Join: Sendable, Equatable {
+            /// How long before its first frame (a keyframe) is shown its first
+            /// packet is decoded, as its copy reads it: its B-frame delay.
+            public var decodeLead: MediaTime
+            /// What it takes of its file's video, on that video's timeline
+            /// (its first frame shown at zero): where its cuts landed.
+            public var clipRange: Range<MediaTime>
+
+            public init(decodeLead: MediaTime, clipRange: Range<MediaTime>) {
+                self.decodeLead = decodeLead
+                self.clipRange = clipRange
+            }
+        }
 
         public init(source: Source?, sourceRange: Range<MediaTime>?, place: MediaTime, duration: MediaTime, decision: Decision, reason: String) {
             self.source = source
@@ -298,14 +323,20 @@ public struct MergePlan: Sendable, Equatable {
         public var isEnabled = true
 
         /// At most how many samples the output track gets: the source's, once
-        /// for each play of a loop copied.
+        /// for each play of a loop copied, and each later clip's source's.
         /// Nil when unknown, or past what any count could be (a damaged
         /// table declaring billions, looped).
         var writtenSampleBound: Int? {
             guard let sampleCount else { return nil }
-            guard encoding == nil else { return sampleCount }
-            let (bound, overflow) = sampleCount.multipliedReportingOverflow(by: max(plays, 1))
-            return overflow ? nil : bound
+            guard encoding == nil, plays > 0 else { return sampleCount }
+            var bound = 0
+            for source in spans.compactMap(\.source) {
+                guard let count = source.reading.map({ $0.sampleCount }) ?? sampleCount else { return nil }
+                let (sum, overflow) = bound.addingReportingOverflow(count)
+                guard !overflow else { return nil }
+                bound = sum
+            }
+            return bound
         }
     }
 
@@ -375,6 +406,15 @@ public struct MergePlan: Sendable, Equatable {
     /// What the caller asked for that the merge will not do, and why (video
     /// encoding options for video that is copied); the report repeats them.
     public var warnings: [String] = []
+
+    /// A composition's clips, from its video's spans; empty for a merge.
+    public var clips: [MergeReport.Clip] {
+        guard let video = track(.video) else { return [] }
+        return video.spans.compactMap { span in
+            guard let join = span.join, let source = span.source else { return nil }
+            return MergeReport.Clip(source: source.path, place: span.place, duration: span.duration, range: join.clipRange, reason: span.reason)
+        }
+    }
 
     /// The track with `role`, if the output has one.
     public func track(_ role: Track.Role) -> Track? { tracks.first { $0.role == role } }

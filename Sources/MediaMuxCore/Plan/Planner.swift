@@ -24,27 +24,7 @@ package struct MergePlanner: Sendable {
         video videoInfo: MediaInfo, audio audioInfo: MediaInfo, output: String,
         outputFacts: OutputFacts, options: MergeOptions
     ) throws -> MergePlan {
-        if !outputFacts.isStream, outputFacts.isFolder || output.hasSuffix("/") {
-            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in \(MergePlan.Container.spokenExtensions())")
-        }
-        // A stream cannot be sought back to: only fragments can be written to it.
-        let fragmented = outputFacts.isStream || options.layout == .fragmented
-        let container = outputFacts.isStream ? .mp4 : try Self.container(for: output)
-        if fragmented, container != .mp4 {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.layout", message: "\(output): fragmented output is MP4; name the output \(MergePlan.Container.spokenExtensions([.mp4]))")
-        }
-        if fragmented, let problem = MergeOptions.fragmentedProblem(faststart: options.faststart) {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.faststart", message: "faststart: \(problem)")
-        }
-        if let rotation = options.rotation, let problem = MergeOptions.rotationProblem(rotation) {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.rotation", message: "the rotation \(problem)")
-        }
-        if outputFacts.isSameFileAsAnInput {
-            throw MediaMuxError.invalidOption(option: "output", message: "\(output): is one of the inputs; choose another output path")
-        }
-        guard outputFacts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: output) }
-        if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
-
+        let (container, fragmented) = try Self.outputShape(output, outputFacts: outputFacts, options: options)
         let videoStream = try Self.pick(.video, from: videoInfo, videoInfo.videoStreams, options.videoStream)
         // MP4 needs the picture size in the track; a sample entry without one is damaged.
         guard (videoStream.width ?? 0) > 0, (videoStream.height ?? 0) > 0 else {
@@ -113,6 +93,36 @@ package struct MergePlanner: Sendable {
             leftOut: Self.leftOut(of: videoInfo, copying: videoStream.index, of: audioInfo, copying: audioStream.index)
                 .filter { !($0.path == videoInfo.path && $0.streamIndex == placedOriginal?.track.streamIndex) },
             warnings: [videoEncoding == nil ? Self.unusedEncodingOptions(options.video, copied: rotation) : nil].compactMap { $0 })
+    }
+
+    /// The output's container and whether it is fragmented, once the
+    /// output and the options that shape it are checked: a folder, a
+    /// fragmented or streamed output that is not MP4, a rotation out of
+    /// range, an output that is an input, a missing folder, an existing file.
+    static func outputShape(
+        _ output: String, outputFacts: OutputFacts, options: MergeOptions
+    ) throws -> (container: MergePlan.Container, fragmented: Bool) {
+        if !outputFacts.isStream, outputFacts.isFolder || output.hasSuffix("/") {
+            throw MediaMuxError.outputNotWritable(path: output, reason: "it is a folder; give a file name ending in \(MergePlan.Container.spokenExtensions())")
+        }
+        // A stream cannot be sought back to: only fragments can be written to it.
+        let fragmented = outputFacts.isStream || options.layout == .fragmented
+        let container = outputFacts.isStream ? .mp4 : try Self.container(for: output)
+        if fragmented, container != .mp4 {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.layout", message: "\(output): fragmented output is MP4; name the output \(MergePlan.Container.spokenExtensions([.mp4]))")
+        }
+        if fragmented, let problem = MergeOptions.fragmentedProblem(faststart: options.faststart) {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.faststart", message: "faststart: \(problem)")
+        }
+        if let rotation = options.rotation, let problem = MergeOptions.rotationProblem(rotation) {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.rotation", message: "the rotation \(problem)")
+        }
+        if outputFacts.isSameFileAsAnInput {
+            throw MediaMuxError.invalidOption(option: "output", message: "\(output): is one of the inputs; choose another output path")
+        }
+        guard outputFacts.folderExists else { throw MediaMuxError.outputDirectoryMissing(path: output) }
+        if outputFacts.exists && !options.overwrite { throw MediaMuxError.outputExists(path: output) }
+        return (container, fragmented)
     }
 
     /// A codec this FFmpeg has no name for is never decoded. From an MP4 or
@@ -186,7 +196,7 @@ package struct MergePlanner: Sendable {
         return container
     }
 
-    private static func pick(
+    static func pick(
         _ kind: MediaMuxError.StreamKind, from info: MediaInfo, _ candidates: [StreamInfo], _ wanted: Int?
     ) throws -> StreamInfo {
         guard !candidates.isEmpty else { throw MediaMuxError.noStream(kind: kind, path: info.path) }

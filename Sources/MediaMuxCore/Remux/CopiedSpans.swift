@@ -10,6 +10,11 @@ internal import CFFmpeg
 /// alone (PCM, ALAC) is such a track: one span for each play. The planner
 /// keeps one sample entry for the track: the spans' sources agree, and a
 /// later span starts at a sync sample.
+///
+/// A composition's clips (spans with a `Join`) are placed where the plan
+/// places them instead, and their decode times lowered to the deepest
+/// clip's decode lead (see `MergePlan.Span.Join`); what a clip's reader
+/// hands out to be shown before its start (leading pictures) is left out.
 final class CopiedSpans: PacketSource {
     let timeBase: AVRational
     private let readers: SpanReaders
@@ -17,6 +22,12 @@ final class CopiedSpans: PacketSource {
     private let kind: MediaMuxError.StreamKind
     /// Ticks added to the current span's packets.
     private var shift: Int64 = 0
+    /// Ticks the current span's decode times are lowered by, beyond `shift`.
+    private var decodeLowering: Int64 = 0
+    /// The current span is a clip of a composition.
+    private var joins: Bool
+    /// The deepest decode lead of the track's clips, in ticks.
+    private let deepestLead: Int64
     /// The end of the latest packet handed out.
     private var reached: Int64 = .min
     private var packetsThisSpan = 0
@@ -28,6 +39,11 @@ final class CopiedSpans: PacketSource {
         kind = track.role.kind
         timeBase = AVRational(tick: track.timeBase)
         endTick = track.end.ticks(of: tick, rounding: .up)
+        let copied = track.spans.filter { $0.decision == .copy }
+        deepestLead = copied.compactMap { $0.join?.decodeLead.ticks(of: track.timeBase, rounding: .nearest) }.max() ?? 0
+        let first = copied.first?.join
+        joins = first != nil
+        decodeLowering = first.map { deepestLead - $0.decodeLead.ticks(of: track.timeBase, rounding: .nearest) } ?? 0
     }
 
     var warnings: [String] { readers.warnings }
@@ -36,8 +52,12 @@ final class CopiedSpans: PacketSource {
         while true {
             if let buffer = try readers.current.next() {
                 let packet = buffer.pointer
+                if joins, packet.pointee.pts < 0 {
+                    readers.current.reuse(buffer)
+                    continue
+                }
                 packet.pointee.pts = packet.pointee.pts.saturatingAdding(shift)
-                packet.pointee.dts = packet.pointee.dts.saturatingAdding(shift)
+                packet.pointee.dts = packet.pointee.dts.saturatingAdding(shift).saturatingSubtracting(decodeLowering)
                 reached = max(reached, packet.pointee.pts.saturatingAdding(max(packet.pointee.duration, 0)))
                 packetsThisSpan += 1
                 return buffer
@@ -46,10 +66,19 @@ final class CopiedSpans: PacketSource {
             guard packetsThisSpan > 0 else {
                 throw MediaMuxError.damaged(path: readers.current.demuxer.path, detail: "a span of its \(kind.rawValue) found no packets to copy")
             }
-            // The next span's source from the start of its range, its first
-            // sample placed where the last span's last packet ends.
-            _ = try readers.begin(placed: MediaTime(ticks: reached, of: tick))
-            shift = reached
+            if let join = readers.nextSpan?.join, let span = try readers.begin(placed: nil)?.span {
+                // A clip, where the plan places it.
+                joins = true
+                shift = span.place.ticks(of: tick, rounding: .nearest)
+                decodeLowering = deepestLead - join.decodeLead.ticks(of: tick, rounding: .nearest)
+            } else {
+                // The next span's source from the start of its range, its first
+                // sample placed where the last span's last packet ends.
+                _ = try readers.begin(placed: MediaTime(ticks: reached, of: tick))
+                joins = false
+                shift = reached
+                decodeLowering = 0
+            }
             packetsThisSpan = 0
         }
     }

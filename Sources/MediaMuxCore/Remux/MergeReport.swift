@@ -136,6 +136,23 @@ public struct MergeReport: Sendable, Equatable {
     public var keptMetadata: [String] = []
     /// Input streams not copied, each with its reason.
     public var leftOut: [MergePlan.LeftOut] = []
+    /// A composition's clips in the order they play, each with where it was
+    /// placed and how it was cut; empty for a merge.
+    public var clips: [Clip] = []
+
+    /// One clip of a composition, as its plan made it.
+    public struct Clip: Sendable, Equatable {
+        /// The clip's file.
+        public var source: String
+        /// Where the clip starts on the output's timeline, and how long it plays.
+        public var place: MediaTime
+        public var duration: MediaTime
+        /// Where it was taken from on its file's video timeline (its first frame shown at zero).
+        public var range: Range<MediaTime>
+        /// How it was made, and where its cuts landed: "copied; start moved
+        /// back to the keyframe at 2.000 s (asked 2.300 s)".
+        public var reason: String
+    }
 
     /// A report as a merge makes it; for tests and callers' own reports.
     ///
@@ -181,5 +198,6 @@ extension MergeReport {
             fileBytes: execution.fileBytes, elapsed: execution.elapsed, movieHeader: plan.movieHeader, warnings: execution.warnings,
             keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
         originalAudio = plan.originalAudio.map { _ in execution.tracks[plan.index(of: .originalAudio)] }
+        clips = plan.clips
     }
 }

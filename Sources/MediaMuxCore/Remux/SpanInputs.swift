@@ -142,6 +142,9 @@ final class SpanReaders {
     /// Spans are left to begin.
     var hasFollowing: Bool { !following.isEmpty }
 
+    /// The span `begin` begins next.
+    var nextSpan: MergePlan.Span? { following.first }
+
     /// The next span, its reader begun, placed `placed` into the track (nil:
     /// where the plan places it); nil after the last.
     func begin(placed: MediaTime?) throws -> (span: MergePlan.Span, view: MergePlan.Track)? {

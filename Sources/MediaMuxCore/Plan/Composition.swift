@@ -1,0 +1,76 @@
+import MediaMuxBase
+
+/// Several clips in sequence, each trimmed to a range, with a soundtrack
+/// laid over the whole or the clips' own sound: what `MergeEngine`'s
+/// `compose` calls plan and carry out. A merge is the case of one clip.
+///
+/// ```swift
+/// var composition = Composition(clips: [
+///     .init("a.mp4", from: MediaTime(seconds: 2), to: MediaTime(seconds: 7)),
+///     .init("b.mp4"),
+/// ], soundtrack: "song.m4a")
+/// composition.cut = .keyframe
+/// let report = try await engine.compose(composition, output: "out.mp4")
+/// ```
+public struct Composition: Sendable, Equatable {
+    /// One clip: a file's video from `start` to `end`, on its own timeline
+    /// (its first frame shown at zero).
+    public struct Clip: Sendable, Equatable {
+        /// The file.
+        public var path: String
+        /// Where the clip starts; nil for the file's first frame.
+        public var start: MediaTime?
+        /// Where it ends; nil for the end of the file's video.
+        public var end: MediaTime?
+
+        /// - Parameters:
+        ///   - path: The file.
+        ///   - start: Where the clip starts on the file's timeline; nil for its first frame.
+        ///   - end: Where it ends; nil for the end of its video.
+        public init(_ path: String, from start: MediaTime? = nil, to end: MediaTime? = nil) {
+            self.path = path
+            self.start = start
+            self.end = end
+        }
+    }
+
+    /// Where a clip's cuts may fall.
+    public enum Cut: String, Sendable, CaseIterable {
+        /// At the frames asked for: a clip starts with the frame on screen at
+        /// its start and keeps every frame shown before its end. A cut that
+        /// falls where copying cannot start or stop is not made yet (see
+        /// `MediaMuxError.invalidOption`): use `keyframe`.
+        case exact
+        /// Copy only: a start moves back to the keyframe shown at or before
+        /// it, an end forward to the next keyframe (or the end of the clip),
+        /// so that nothing asked for is lost. The plan and the report say
+        /// where each cut landed.
+        case keyframe
+    }
+
+    /// The clips, in the order they play.
+    public var clips: [Clip]
+    /// The file whose audio is laid over the whole composition, as a merge
+    /// lays a soundtrack over a video; nil for the clips' own sound.
+    public var soundtrack: String?
+    /// Where cuts may fall.
+    public var cut: Cut
+    /// What a merge's options say, for the whole composition:
+    /// `videoStream` picks every clip's video stream, `audioStream` the
+    /// soundtrack's, and `end`, `audio`, `overwrite`, `layout`, `faststart`
+    /// and `keepsMetadata` (the first clip's metadata) apply as they do to a
+    /// merge whose video is the clips in sequence.
+    public var options: MergeOptions
+
+    /// - Parameters:
+    ///   - clips: The clips, in the order they play.
+    ///   - soundtrack: A file whose audio plays over the whole; nil for the clips' own sound.
+    ///   - cut: Where cuts may fall; at the frames asked for unless told otherwise.
+    ///   - options: A merge's options, for the whole composition.
+    public init(clips: [Clip], soundtrack: String? = nil, cut: Cut = .exact, options: MergeOptions = MergeOptions()) {
+        self.clips = clips
+        self.soundtrack = soundtrack
+        self.cut = cut
+        self.options = options
+    }
+}

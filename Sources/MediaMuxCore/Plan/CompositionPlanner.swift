@@ -1,0 +1,371 @@
+import MediaMuxBase
+
+/// Pure: a composition's decisions, in two steps. `composedClips` checks
+/// each clip's video and range before anything is read; the engine then
+/// scans each clip's packets where it starts and ends (`CutScan`), and
+/// `plan(_:clips:cuts:soundtrack:output:outputFacts:)` decides the rest:
+/// where each cut lands, that the clips join by copy under one sample
+/// entry, where each is placed, and the sound.
+extension MergePlanner {
+    /// One clip's video as the planner first sees it.
+    package struct ComposedClip: Sendable {
+        /// Its place in the composition, counting from 0.
+        package var index: Int
+        package var clip: Composition.Clip
+        package var info: MediaInfo
+        package var stream: StreamInfo
+        /// Its video as a copy reads it, from its first frame (`track`).
+        package var track: MergePlan.Track
+        /// Where the clip asks to start and end, on that track's timeline.
+        package var start: MediaTime
+        package var end: MediaTime
+        /// The clip ends before its video does: its end is scanned too.
+        package var endsEarly: Bool { end < track.sourceEnd }
+    }
+
+    /// What the packets say where a clip starts, and where it ends when that is before its video's end.
+    package struct ClipCuts: Sendable, Equatable {
+        package var start: CutScan
+        package var end: CutScan?
+
+        package init(start: CutScan, end: CutScan?) {
+            self.start = start
+            self.end = end
+        }
+    }
+
+    /// Each clip's video stream and its range, checked; every error names
+    /// the clip. `infos` are the clips' files as probed, in order.
+    package func composedClips(_ composition: Composition, infos: [MediaInfo]) throws -> [ComposedClip] {
+        guard !composition.clips.isEmpty else {
+            throw MediaMuxError.invalidOption(option: "Composition.clips", message: "a composition needs at least one clip")
+        }
+        if composition.options.orientation != .keep {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.orientation", message:
+                "a composition keeps each clip's own orientation for now; re-framing clips is not made yet")
+        }
+        return try zip(composition.clips, infos).enumerated().map { index, pair in
+            let (clip, info) = pair
+            do {
+                let stream = try Self.pick(.video, from: info, info.videoStreams, composition.options.videoStream)
+                try Self.checkUnread(stream, of: info.path, yet: ("joined to other clips", "Composition.clips"))
+                let track = try Self.track(stream, in: info, role: .video, keepsMetadata: composition.options.keepsMetadata)
+                let length = track.sourceEnd
+                let start = clip.start ?? .zero()
+                let end = clip.end ?? length
+                if start < .zero() {
+                    throw MediaMuxError.invalidOption(option: "Composition.clips", message: "a clip cannot start before 0 s (\(start.secondsText()) s)")
+                }
+                guard start < length else {
+                    throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                        "the clip starts at \(start.secondsText()) s, at or after its video ends (\(length.secondsText()) s)")
+                }
+                guard end > start else {
+                    throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                        "the clip ends at \(end.secondsText()) s, not after it starts (\(start.secondsText()) s)")
+                }
+                guard end <= length else {
+                    throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                        "the clip ends at \(end.secondsText()) s, after its video does (\(length.secondsText()) s)")
+                }
+                return ComposedClip(index: index, clip: clip, info: info, stream: stream, track: track, start: start, end: end)
+            } catch let error as MediaMuxError {
+                throw error.inClip(index, file: clip.path)
+            }
+        }
+    }
+
+    /// Where a clip's cuts landed, and what fills it.
+    struct LandedClip {
+        var clip: ComposedClip
+        var start: MediaTime
+        var end: MediaTime
+        var decodeLead: MediaTime
+        var reason: String
+        var length: MediaTime { end - start }
+    }
+
+    /// The plan of `composition`, from its clips as `composedClips` checked
+    /// them and what their packets say at each cut. `soundtrack` is the
+    /// soundtrack's file as probed, when the composition has one.
+    package func plan(
+        _ composition: Composition, clips: [ComposedClip], cuts: [ClipCuts], soundtrack: MediaInfo?, output: String,
+        outputFacts: OutputFacts
+    ) throws -> MergePlan {
+        let options = composition.options
+        let (container, fragmented) = try Self.outputShape(output, outputFacts: outputFacts, options: options)
+        guard let first = clips.first, clips.count == cuts.count else {
+            throw MediaMuxError.unexpected(path: output, detail: "internal error: a composition planned without its clips' cuts; please report it")
+        }
+        if options.rotation != nil {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.rotation", message: "a composition keeps each clip's own rotation; a rotation to write is not taken")
+        }
+        guard Self.standIn(for: first.stream) != nil || canStore(first.stream.codec, container) else {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: first.stream.codec, container: container.rawValue, path: output)
+        }
+        var landed: [LandedClip] = []
+        for (clip, cut) in zip(clips, cuts) {
+            do {
+                if clip.index > 0 { try Self.checkJoin(clip, to: first) }
+                landed.append(try Self.land(clip, cuts: cut, mode: composition.cut))
+            } catch let error as MediaMuxError {
+                throw error.inClip(clip.index, file: clip.clip.path)
+            }
+        }
+
+        // One track: the first clip's, in a time base every clip's ticks fall on.
+        var timescale = first.track.timeBase.timescale
+        for clip in clips.dropFirst() { timescale = commonScale(timescale, clip.track.timeBase.timescale) }
+        guard timescale <= Int64(Int32.max), clips.allSatisfy({ $0.track.timeBase.value == 1 && timescale % $0.track.timeBase.timescale == 0 }) else {
+            throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                "the clips' video time bases (\(clips.map { $0.track.timeBase.description }.joined(separator: ", "))) have no common tick to join them on")
+        }
+        for i in landed.indices { landed[i].clip.track = Self.ticking(landed[i].clip.track, in: timescale) }
+        let total = landed.reduce(MediaTime.zero()) { $0 + $1.length }
+        var video = try Self.trimmed(landed[0].clip.track, from: landed[0].start, length: landed[0].length)
+        video.sourceEnd = total
+        video.end = total
+        var place = MediaTime.zero()
+        video.spans = landed.map { clip in
+            let track = clip.clip.track
+            var span = MergePlan.Span(
+                source: .init(
+                    path: track.path, streamIndex: track.streamIndex, reading: clip.clip.index == 0 ? nil : .init(of: track)),
+                sourceRange: (track.origin + clip.start)..<(track.origin + clip.end), place: place, duration: clip.length,
+                decision: .copy, reason: clip.reason)
+            span.join = .init(decodeLead: clip.decodeLead, clipRange: clip.start..<clip.end)
+            place = place + clip.length
+            return span
+        }
+
+        // The sound: a soundtrack laid over the whole, as a merge lays one over a video, or the clips' own.
+        var audio: MergePlan.Track
+        var end = total
+        var endReason = MergePlan.EndReason.clipsEnd
+        var leftOut: [MergePlan.LeftOut] = []
+        if let soundtrack {
+            if options.originalAudio != .replaced {
+                throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message:
+                    "keeping or mixing the clips' own sound under a soundtrack is not made yet for compositions")
+            }
+            let stream = try Self.pick(.audio, from: soundtrack, soundtrack.audioStreams, options.audioStream)
+            try Self.checkUnread(stream, of: soundtrack.path)
+            let placed = try Self.placeSoundtrack(
+                Self.track(stream, in: soundtrack, role: .soundtrack, keepsMetadata: options.keepsMetadata), beside: video,
+                options: options, output: output)
+            audio = placed.0
+            let ending = placed.1
+            if let encoding = try audioEncoding(
+                for: stream, in: container, options: options.audio, repeating: ending.loop != nil, output: output) {
+                try Self.checkUnread(stream, of: soundtrack.path, yet: ("encoded (\(encoding.reason))", "MergeOptions.audio"))
+                try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: soundtrack.path)
+                audio = Self.encoded(audio, as: encoding)
+            }
+            audio.spans = Self.spans(of: audio, loop: ending.loop, reason: audio.encoding?.reason ?? "copied")
+            end = ending.end
+            endReason = ending.reason
+            leftOut = soundtrack.streams.filter { $0.index != stream.index }.map {
+                MergePlan.LeftOut(
+                    path: soundtrack.path, streamIndex: $0.index, what: "\($0.kind.rawValue) \($0.codec)",
+                    reason: $0.kind == .audio ? "only one audio stream is copied" : "\($0.kind.rawValue) streams are not copied",
+                    choosable: $0.kind == .audio)
+            }
+        } else {
+            audio = try ownSound(of: landed, total: total, container: container, options: options, output: output)
+        }
+        // The video as the end decides: cut short with a soundtrack that
+        // ends first, or its last frame held until one that ends later.
+        video.end = end
+        video.spans = Self.cut(video.spans, at: end)
+        if end > total {
+            video.spans.append(MergePlan.Span(
+                source: nil, sourceRange: nil, place: total, duration: end - total, decision: .hold,
+                reason: "its last frame, on screen until the soundtrack ends"))
+        }
+
+        let metadata = MetadataCarry.plan(video: first.info, keep: options.keepsMetadata)
+        let rotation = RotationDecision(
+            degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
+        return MergePlan(
+            outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio], mix: nil, end: end,
+            endReason: endReason, rotation: rotation,
+            movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
+                faststart: options.faststart, video: video, audio: [audio],
+                metadataBytes: first.info.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
+            sampleTables: .muxer, movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata,
+            leftOut: leftOut,
+            warnings: [Self.unusedEncodingOptions(options.video, copied: rotation)].compactMap { $0 })
+    }
+
+    /// Where a clip's cuts land, or why they cannot be made by copy.
+    static func land(_ clip: ComposedClip, cuts: ClipCuts, mode: Composition.Cut) throws -> LandedClip {
+        let start = cuts.start
+        let end = cuts.end
+        var said: [String] = []
+        let landedStart: MediaTime
+        let landedEnd: MediaTime
+        switch mode {
+        case .keyframe:
+            landedStart = start.keyframe
+            if landedStart != clip.start { said.append("start moved back to the keyframe at \(landedStart.secondsText()) s (asked \(clip.start.secondsText()) s)") }
+            if let end {
+                guard end.leadingPictures == 0 else {
+                    throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                        "the keyframe at \((end.nextKeyframe ?? end.time).secondsText()) s opens a GOP whose first \(end.leadingPictures) frames are shown before it; a copy cannot end there")
+                }
+                landedEnd = end.nextKeyframe ?? clip.track.sourceEnd
+                if landedEnd != clip.end { said.append("end moved to \(end.nextKeyframe == nil ? "the end of its video" : "the keyframe") at \(landedEnd.secondsText()) s (asked \(clip.end.secondsText()) s)") }
+            } else {
+                landedEnd = clip.track.sourceEnd
+            }
+        case .exact:
+            guard start.framesBefore == 0, start.frameStart == start.keyframe else {
+                throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                    "its start at \(clip.start.secondsText()) s falls \(start.framesBefore) frame\(start.framesBefore == 1 ? "" : "s") after the keyframe at \(start.keyframe.secondsText()) s; frame-exact cuts inside a GOP are not made yet: start the clip at a keyframe, or cut at keyframes (Composition.Cut.keyframe, muxctl's --cut keyframe)")
+            }
+            landedStart = start.frameStart
+            if landedStart != clip.start { said.append("starts with the frame shown from \(landedStart.secondsText()) s") }
+            if let end {
+                let frameEnd = end.frameAtOrAfter ?? clip.track.sourceEnd
+                guard end.frameAtOrAfter == nil || (end.nextKeyframe == frameEnd && end.leadingPictures == 0) else {
+                    throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                        "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s); frame-exact cuts inside a GOP are not made yet: end the clip at a keyframe, or cut at keyframes (Composition.Cut.keyframe, muxctl's --cut keyframe)")
+                }
+                landedEnd = frameEnd
+                if landedEnd != clip.end { said.append("ends with the frame shown until \(landedEnd.secondsText()) s") }
+            } else {
+                landedEnd = clip.track.sourceEnd
+            }
+        }
+        guard landedEnd > landedStart else {
+            throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                "the clip from \(clip.start.secondsText()) s to \(clip.end.secondsText()) s holds no frame")
+        }
+        return LandedClip(
+            clip: clip, start: landedStart, end: landedEnd, decodeLead: start.decodeLead,
+            reason: (["copied"] + said).joined(separator: "; "))
+    }
+
+    /// The rule by which a clip joins the first by copy: the track keeps
+    /// the first clip's one sample entry, so the later clip's must say the
+    /// same. The same codec and entry type, picture size and shape, display
+    /// rotation, and decoder configuration (avcC, hvcC...) byte for byte,
+    /// and the same colour boxes (colr, mdcv, clli) and pixel aspect (pasp)
+    /// where the entries have them; what describes the file rather than the
+    /// pictures (btrt's bit rates) may differ.
+    static func checkJoin(_ clip: ComposedClip, to first: ComposedClip) throws {
+        let a = first.stream
+        let b = clip.stream
+        func differs(_ what: String) -> MediaMuxError {
+            MediaMuxError.invalidOption(option: "Composition.clips", message:
+                "its \(what) differs from the first clip's (\(first.info.path)); clips are joined by copy only when they agree, and encoding a clip to match is not made yet")
+        }
+        guard a.codec == b.codec else { throw differs("video codec (\(b.codec), not \(a.codec))") }
+        guard a.sampleEntry?.type == b.sampleEntry?.type else { throw differs("sample entry (\(b.sampleEntry?.type ?? "none"), not \(a.sampleEntry?.type ?? "none"))") }
+        guard a.width == b.width, a.height == b.height else {
+            throw differs("picture size (\(b.width ?? 0)x\(b.height ?? 0), not \(a.width ?? 0)x\(a.height ?? 0))")
+        }
+        guard a.rotation == b.rotation, a.hasUnusualMatrix == b.hasUnusualMatrix else { throw differs("display rotation (\(b.rotation)°, not \(a.rotation)°)") }
+        guard a.configuration == b.configuration else { throw differs("decoder configuration (its parameter sets)") }
+        let compared: Set<String> = ["colr", "mdcv", "clli", "pasp", "dvcC", "dvvC", "dvwC"]
+        func boxes(_ stream: StreamInfo) -> [String: [UInt8]] {
+            var found: [String: [UInt8]] = [:]
+            for child in stream.sampleEntry?.children ?? [] where compared.contains(child.type) { found[child.type] = child.bytes }
+            return found
+        }
+        let (boxesA, boxesB) = (boxes(a), boxes(b))
+        for type in compared.sorted() where boxesA[type] != boxesB[type] { throw differs("\(type) box") }
+    }
+
+    /// A copied video track read in a finer time base, `timescale` (a
+    /// multiple of its own): its media timeline's decode shift counted in the new ticks.
+    static func ticking(_ track: MergePlan.Track, in timescale: Int64) -> MergePlan.Track {
+        guard track.timeBase.timescale != timescale, track.timeBase.value == 1 else { return track }
+        var finer = track
+        let factor = timescale / track.timeBase.timescale
+        finer.timeBase = MediaTime(value: 1, timescale: timescale)
+        if case .media(let shift) = track.timestamps {
+            let (scaled, overflow) = shift.multipliedReportingOverflow(by: factor)
+            finer.timestamps = .media(decodeShift: overflow ? .max : scaled)
+        }
+        return finer
+    }
+
+    /// Spans cut at `end`: those past it left out, the one across it shortened.
+    static func cut(_ spans: [MergePlan.Span], at end: MediaTime) -> [MergePlan.Span] {
+        spans.compactMap { span in
+            guard span.place < end else { return nil }
+            var cut = span
+            if span.end > end { cut.duration = end - span.place }
+            return cut
+        }
+    }
+
+    /// The clips' own sound as the composition's audio: one clip's copied
+    /// as a merge would copy it (or encoded where it must be), several
+    /// decoded and encoded as one track, each clip's from its start to its
+    /// end, silence where a clip has none.
+    func ownSound(
+        of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String
+    ) throws -> MergePlan.Track {
+        // A clip's sound, when it plays during the clip: on the file's timeline, the clip lies after its video's start.
+        func sound(of clip: LandedClip) -> StreamInfo? {
+            guard let stream = clip.clip.info.audioStreams.first, let start = stream.start, let end = stream.end else { return nil }
+            let videoStart = clip.clip.stream.start ?? .zero()
+            return end > videoStart + clip.start && start < videoStart + clip.end ? stream : nil
+        }
+        let sounding = clips.compactMap { clip in sound(of: clip).map { (clip, $0) } }
+        guard let (firstClip, firstStream) = sounding.first else {
+            throw MediaMuxError.invalidOption(option: "Composition.soundtrack", message:
+                "none of the clips has sound, and no soundtrack is given; give one")
+        }
+        func placed(_ clip: LandedClip, _ stream: StreamInfo) throws -> MergePlan.Track {
+            do {
+                try Self.checkUnread(stream, of: clip.clip.info.path)
+                var track = try Self.track(stream, in: clip.clip.info, role: .soundtrack, keepsMetadata: options.keepsMetadata)
+                // As the clip's video is placed: its file's time at the clip's start is zero.
+                let videoStart = clip.clip.stream.start ?? .zero()
+                track = try Self.offset(track, by: .zero() - videoStart - clip.start, path: clip.clip.info.path)
+                return track
+            } catch let error as MediaMuxError {
+                throw error.inClip(clip.clip.index, file: clip.clip.clip.path)
+            }
+        }
+        var audio = try placed(firstClip, firstStream)
+        if clips.count == 1 {
+            audio.end = min(audio.sourceEnd, total)
+            guard audio.sourceStart < audio.end else {
+                throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                    "\(firstClip.clip.info.path): its sound starts at \(audio.sourceStart.secondsText()) s, after the clip ends; give a soundtrack")
+            }
+            if let encoding = try audioEncoding(for: firstStream, in: container, options: options.audio, output: output) {
+                try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: firstClip.clip.info.path)
+                audio = Self.encoded(audio, as: encoding)
+            }
+            audio.spans = Self.spans(of: audio, reason: audio.encoding?.reason ?? "copied")
+            return audio
+        }
+        guard let encoding = try audioEncoding(
+            for: firstStream, in: container, options: options.audio, joining: clips.count, output: output)
+        else {
+            throw MediaMuxError.unexpected(path: output, detail: "internal error: the sound of several clips planned as a copy; please report it")
+        }
+        try Self.check(fadesOf: encoding.effects, playing: total, path: output)
+        audio.sourceStart = .zero()
+        audio.end = total
+        audio = Self.encoded(audio, as: encoding)
+        var place = MediaTime.zero()
+        var spans: [MergePlan.Span] = []
+        for clip in clips {
+            defer { place = place + clip.length }
+            guard let stream = sound(of: clip) else { continue }
+            let track = try placed(clip, stream)
+            // The source's time at the clip's start, on the timeline it is read on.
+            spans.append(MergePlan.Span(
+                source: .init(path: track.path, streamIndex: track.streamIndex), sourceRange: track.origin..<(track.origin + clip.length),
+                place: place, duration: clip.length, decision: .encode, reason: encoding.reason))
+        }
+        audio.spans = spans
+        return audio
+    }
+}

@@ -1,0 +1,109 @@
+import MediaMuxBase
+internal import CFFmpeg
+
+/// What a video's packets say around one time of its timeline, read as a
+/// copy of it from there reads them (`TrackReader`, placed at that time):
+/// the keyframes and frames either side, for a composition's planner to
+/// decide where a cut can fall and what a copy from it decodes. Reads from
+/// the keyframe at or before the time to the one at or after it, no further.
+package struct CutScan: Sendable, Equatable {
+    /// The time asked about, on the video's timeline (its first frame shown at zero).
+    package var time: MediaTime
+    /// Where the keyframe shown at or before `time` is shown.
+    package var keyframe: MediaTime
+    /// How long before `keyframe` is shown the first packet from it is
+    /// decoded, as the copy reads it: the B-frame delay a join must keep.
+    package var decodeLead: MediaTime
+    /// Where the frame on screen at `time` is shown from.
+    package var frameStart: MediaTime
+    /// Frames shown from `keyframe` on before `frameStart`: those a copy
+    /// starting at `time` would have to encode anew.
+    package var framesBefore: Int
+    /// Where the first frame shown at or after `time` is shown; nil past the last.
+    package var frameAtOrAfter: MediaTime?
+    /// Where the first keyframe shown at or after `time` is shown; nil when none is.
+    package var nextKeyframe: MediaTime?
+    /// Frames decoded after `nextKeyframe` but shown before it (an open
+    /// GOP's leading pictures): ending a copy there would lose them.
+    package var leadingPictures: Int
+    /// The same for `keyframe`: frames decoded after it but shown before
+    /// it, which reference the GOP before and which a copy starting there
+    /// leaves out.
+    package var leadingAtKeyframe: Int
+
+    package init(
+        time: MediaTime, keyframe: MediaTime, decodeLead: MediaTime, frameStart: MediaTime, framesBefore: Int,
+        frameAtOrAfter: MediaTime?, nextKeyframe: MediaTime?, leadingPictures: Int, leadingAtKeyframe: Int = 0
+    ) {
+        self.time = time
+        self.keyframe = keyframe
+        self.decodeLead = decodeLead
+        self.frameStart = frameStart
+        self.framesBefore = framesBefore
+        self.frameAtOrAfter = frameAtOrAfter
+        self.nextKeyframe = nextKeyframe
+        self.leadingPictures = leadingPictures
+        self.leadingAtKeyframe = leadingAtKeyframe
+    }
+
+    /// Reads `track`'s packets around `time` (on the track's timeline, from
+    /// its first frame). The track is a copied video's, as
+    /// `MergePlanner.track` makes it.
+    static func scan(_ track: MergePlan.Track, at time: MediaTime, cancellation: CancellationFlag) throws -> CutScan {
+        var view = track
+        view.origin = track.origin + time
+        view.sourceStart = .zero()
+        view.sourceEnd = track.sourceEnd - time
+        view.end = view.sourceEnd
+        view.leadIn = .zero()
+        view.spans = []
+        let inputs = try SpanInputs(track: view, cancellation: cancellation)
+        let reader = try TrackReader(demuxer: inputs.own, track: view, end: max(view.sourceEnd, MediaTime(value: 1, timescale: 1000)), joining: true)
+        let tick = track.timeBase
+        func at(_ ticks: Int64) -> MediaTime { time + MediaTime(ticks: ticks, of: tick) }
+
+        var keyframe: (pts: Int64, dts: Int64)?
+        var shownBefore: [Int64] = []
+        var atOrAfter: Int64?
+        var next: (pts: Int64, dts: Int64)?
+        var leading = 0
+        var leadingAtKeyframe = 0
+        while let buffer = try reader.next() {
+            let packet = buffer.pointer.pointee
+            defer { reader.reuse(buffer) }
+            let isKey = (packet.flags & AV_PKT_FLAG_KEY) != 0
+            if keyframe == nil {
+                // The reader keeps what decodes the frame at the time: it starts at a keyframe.
+                guard isKey, packet.pts <= 0 else {
+                    throw MediaMuxError.damaged(
+                        path: track.path, detail: "no keyframe is shown at or before \(time.secondsText()) s of its video")
+                }
+                keyframe = (packet.pts, packet.dts)
+            }
+            if packet.pts <= 0 {
+                shownBefore.append(packet.pts)
+            } else {
+                atOrAfter = min(atOrAfter ?? packet.pts, packet.pts)
+            }
+            if packet.pts == 0 { atOrAfter = 0 }
+            if let found = next {
+                if packet.pts < found.pts { leading += 1 }
+            } else if isKey, packet.pts >= 0 {
+                next = (packet.pts, packet.dts)
+            }
+            if let start = keyframe, packet.dts > start.dts, packet.pts < start.pts { leadingAtKeyframe += 1 }
+            // Nothing decoded from here on is shown before the next keyframe,
+            // nor at or before the time (no frame is shown before it is decoded).
+            if let found = next, packet.dts >= found.pts, packet.dts > 0 { break }
+        }
+        guard let keyframe else {
+            throw MediaMuxError.damaged(path: track.path, detail: "its video has no packet at \(time.secondsText()) s")
+        }
+        let frameStart = shownBefore.max() ?? keyframe.pts
+        let framesBefore = shownBefore.filter { $0 >= keyframe.pts && $0 < frameStart }.count
+        return CutScan(
+            time: time, keyframe: at(keyframe.pts), decodeLead: MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick),
+            frameStart: at(frameStart), framesBefore: framesBefore, frameAtOrAfter: atOrAfter.map(at), nextKeyframe: next.map { at($0.pts) },
+            leadingPictures: leading, leadingAtKeyframe: leadingAtKeyframe)
+    }
+}

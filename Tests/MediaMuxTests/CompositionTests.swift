@@ -1,0 +1,192 @@
+import Foundation
+import MediaMuxBase
+import Testing
+import TestSupport
+@testable import MediaMuxCore
+
+/// Clips in sequence by copy (`MergeEngine.compose`), judged by the tests'
+/// MP4 reader and decoder, not by the code under test: one sample entry,
+/// every source sample's bytes in order, decode times rising across each
+/// join, each clip's first picture at the sum of the lengths before it,
+/// the pictures those of each clip's range, and the track and the sound
+/// ending exactly at the sum of the clips.
+@Suite struct CompositionTests {
+    private let engine = MergeEngine()
+
+    private func seconds(_ value: Int64, _ scale: Int64 = 1) -> MediaTime { MediaTime(value: value, timescale: scale) }
+
+    /// The samples' bytes of a file's video track, in decode order.
+    private func sampleBytes(_ track: MP4File.Track, _ range: Range<Int>? = nil) throws -> [Data] {
+        try (range ?? 0..<track.sampleCount).map { try track.sampleData($0) }
+    }
+
+    /// Checks the layout every composition must have, and returns the video track.
+    /// `frameRate`: the clips' constant rate, whose frame duration every
+    /// decode step must be (a join that lost its timing shows as a short step).
+    private func checkLayout(_ path: String, lasting expected: Double, frameRate: Int) throws -> (movie: MP4File, video: MP4File.Track) {
+        let movie = try MP4File(path: path)
+        let video = try #require(movie.videoTracks.first)
+        #expect(video.issues.isEmpty, "\(video.issues)")
+        #expect(video.sampleEntryCount == 1, "one sample entry, not \(video.sampleEntryCount)")
+        // No edit in the middle: at most an empty edit (none here) and one that plays the media.
+        #expect((video.editList ?? []).filter { $0.mediaTime >= 0 }.count <= 1, "\(String(describing: video.editList))")
+        let step = Int64(video.mediaTimescale) / Int64(frameRate)
+        for (index, (a, b)) in zip(video.decodeTimes, video.decodeTimes.dropFirst()).enumerated() where b - a != step {
+            Issue.record("sample \(index + 1) is decoded \(b - a) ticks after the one before, not a frame (\(step)) after")
+        }
+        let shown = video.presentedDuration(movieTimescale: movie.movieTimescale)
+        #expect(abs(shown - expected) < 0.001, "the video is shown for \(shown) s, not \(expected) s")
+        return (movie, video)
+    }
+
+    @Test(Samples.required) func threeClipsFromOneSourceJoinByCopyWithEveryByte() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("three.mp4")
+        let names = ["join_preroll_h264_640x360_aac_5s.mp4", "join_midroll_h264_640x360_aac_5s.mp4", "join_postroll_h264_640x360_aac_5s.mp4"]
+        let sources = names.map(Samples.path)
+        let report = try await engine.compose(Composition(clips: sources.map { Composition.Clip($0) }), output: .file(output))
+        #expect(report.duration == seconds(15))
+        #expect(report.clips.map(\.reason) == ["copied", "copied", "copied"])
+        #expect(report.clips.map(\.place) == [seconds(0), seconds(5), seconds(10)])
+
+        let (movie, video) = try checkLayout(output, lasting: 15, frameRate: 25)
+        var expectedBytes: [Data] = []
+        var expectedFrames: [TrackDecoder.Frame] = []
+        var firstSamples: [Int] = []
+        for source in sources {
+            let track = try #require(try MP4File(path: source).videoTracks.first)
+            firstSamples.append(expectedBytes.count)
+            expectedBytes += try sampleBytes(track)
+            expectedFrames += try TrackDecoder.frames(of: track)
+        }
+        #expect(video.sampleCount == expectedBytes.count)
+        #expect(try sampleBytes(video) == expectedBytes, "every sample of the three clips, copied in order")
+        // Each clip starts with a sync sample shown at 0, 5 and 10 s (after the track's start edit).
+        let start = video.presentedStart
+        for (clip, index) in firstSamples.enumerated() {
+            #expect(video.isSyncSample(index))
+            let shownAt = Double(video.compositionTimes[index] - start) / Double(video.mediaTimescale)
+            #expect(abs(shownAt - Double(clip * 5)) < 0.0005, "clip \(clip) starts at \(shownAt) s")
+        }
+        let frames = try TrackDecoder.frames(of: video)
+        #expect(frames.map(\.hash) == expectedFrames.map(\.hash), "the pictures of the three clips, in order")
+
+        // The sound: the clips' own, decoded and encoded as one track of 15 s, with no gap at a join.
+        let audio = try #require(movie.audioTracks.first)
+        let sound = try AudioSamples.played(audio, movieTimescale: movie.movieTimescale)
+        let length = Double(sound.delay + sound.count) / Double(sound.sampleRate)
+        #expect(abs(length - 15) < 0.001, "the sound lasts \(length) s")
+        #expect(report.audio.encoding != nil)
+    }
+
+    @Test func keyframeCutsMoveOutwardToKeyframesAndKeepEveryFrameAskedFor() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("cut.mp4")
+        // 30 fps with B-frames, a keyframe every second.
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        let composition = Composition(
+            clips: [.init(source, from: seconds(1, 2), to: seconds(5, 2)), .init(source, from: seconds(1), to: seconds(3))], cut: .keyframe)
+        let report = try await engine.compose(composition, output: .file(output))
+        #expect(report.clips.map(\.range) == [seconds(0)..<seconds(3), seconds(1)..<seconds(3)])
+        #expect(report.clips[0].reason.contains("start moved back to the keyframe at 0.000 s (asked 0.500 s)"), "\(report.clips[0].reason)")
+        #expect(report.clips[0].reason.contains("end moved to the keyframe at 3.000 s (asked 2.500 s)"), "\(report.clips[0].reason)")
+        #expect(report.clips[1].reason == "copied")
+        #expect(report.duration == seconds(5))
+
+        let (_, video) = try checkLayout(output, lasting: 5, frameRate: 30)
+        let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack)
+        #expect(sourceFrames.count == 120)
+        let frames = try TrackDecoder.frames(of: video)
+        // The frames of 0-3 s, then those of 1-3 s, at 30 a second.
+        #expect(frames.map(\.hash) == Array(sourceFrames[0..<90].map(\.hash)) + sourceFrames[30..<90].map(\.hash))
+        let start = video.presentedStart
+        let times = frames.map { Double($0.time - start) / Double(video.mediaTimescale) }
+        for (index, time) in times.enumerated() where abs(time - Double(index) / 30) > 0.0005 {
+            Issue.record("frame \(index) is shown at \(time) s, not \(Double(index) / 30) s")
+        }
+    }
+
+    @Test func anExactCutInsideAGOPIsRefusedNamingTheClipAndTheKeyframe() async throws {
+        let folder = try TemporaryFolder()
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        let composition = Composition(clips: [.init(source, to: seconds(1)), .init(source, from: seconds(3, 2))])
+        let output = folder.path("refused.mp4")
+        let error = try await #require(throws: MediaMuxError.self) { try await engine.compose(composition, output: .file(output)) }
+        #expect(error.code == .invalidOption)
+        #expect(error.context.clip == .init(index: 1, file: source))
+        #expect(error.description.hasPrefix("clips[1] (\(source)): its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "nothing half-written")
+    }
+
+    @Test func clipsWhoseVideoDiffersAreRefusedSayingWhatDiffers() async throws {
+        let first = TestMedia.fixture("h264_bframes_aac.mp4")
+        let cases: [(String, String)] = [
+            ("h264_rot90.mp4", "differs from the first clip's"),
+            ("hevc_hev1.mp4", "its video codec (hevc, not h264)"),
+        ]
+        for (name, words) in cases {
+            let other = TestMedia.fixture(name)
+            let error = try await #require(throws: MediaMuxError.self) {
+                try await engine.plan(Composition(clips: [.init(first), .init(other)]), output: .file("/tmp/never-written.mp4"))
+            }
+            #expect(error.code == .invalidOption)
+            #expect(error.context.clip?.index == 1)
+            #expect(error.description.contains(words), "\(name): \(error)")
+        }
+    }
+
+    @Test func rangesOutsideAClipAreRefused() async throws {
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        let cases: [(Composition.Clip, String)] = [
+            (.init(source, from: seconds(2), to: seconds(5)), "the clip ends at 5.000 s, after its video does (4.000 s)"),
+            (.init(source, from: seconds(3), to: seconds(2)), "the clip ends at 2.000 s, not after it starts (3.000 s)"),
+            (.init(source, from: seconds(4)), "the clip starts at 4.000 s, at or after its video ends (4.000 s)"),
+        ]
+        for (clip, words) in cases {
+            let error = try await #require(throws: MediaMuxError.self) {
+                try await engine.plan(Composition(clips: [.init(source), clip]), output: .file("/tmp/never-written.mp4"))
+            }
+            #expect(error.code == .invalidOption)
+            #expect(error.context.clip?.index == 1)
+            #expect(error.description.contains(words), "\(error)")
+        }
+        let none = try await #require(throws: MediaMuxError.self) {
+            try await engine.plan(Composition(clips: []), output: .file("/tmp/never-written.mp4"))
+        }
+        #expect(none.description.contains("needs at least one clip"))
+    }
+
+    @Test func aSoundtrackPlaysOverTheWholeCompositionAsOverAMergesVideo() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("soundtrack.mp4")
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        let soundtrack = TestMedia.fixture("aac_7s.m4a")
+        let composition = Composition(
+            clips: [.init(source, from: seconds(1), to: seconds(3)), .init(source, to: seconds(2))], soundtrack: soundtrack)
+        let report = try await engine.compose(composition, output: .file(output))
+        #expect(report.duration == seconds(4))
+        #expect(report.endReason == .videoEndsFirst)
+        #expect(report.audio.source == soundtrack)
+        #expect(report.audio.encoding == nil, "AAC into MP4 is copied, as a merge copies it")
+        let (movie, _) = try checkLayout(output, lasting: 4, frameRate: 30)
+        let audio = try #require(movie.audioTracks.first)
+        let shown = audio.presentedDuration(movieTimescale: movie.movieTimescale)
+        #expect(abs(shown - 4) < 0.001, "the soundtrack is cut at 4 s, not \(shown) s")
+    }
+
+    @Test func aStreamedCompositionIsTheFragmentedFile() async throws {
+        let folder = try TemporaryFolder()
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        var composition = Composition(clips: [.init(source, from: seconds(2)), .init(source, to: seconds(1))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
+        let body = try await engine.body(composition, name: "response")
+        var streamed: [UInt8] = []
+        for try await chunk in body { streamed += chunk.readableBytesView }
+        composition.options.layout = .fragmented
+        let file = folder.path("fragmented.mp4")
+        _ = try await engine.compose(composition, output: .file(file))
+        #expect(streamed == Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(body.plan.clips.count == 2)
+    }
+}

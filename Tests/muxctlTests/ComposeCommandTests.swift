@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("compose")
+struct ComposeCommandTests {
+    @Test("clips cut at keyframes: the summary and --json say where each cut landed")
+    func keyframeCuts() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("three.mp4")
+        let source = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let result = try await MuxCtl.run([
+            "compose", output, "--clip", "\(source)@0.5-2.5", "--clip", "\(source)@0:01-0:03.000", "--clip", "\(source)@3-", "--cut", "keyframe",
+        ])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.contains("wrote \(output): 6.000 s"), "\(result)")
+        #expect(result.stdout.contains("clip 1 at 0.000 s: \(source) from 0.000 to 3.000 s, copied; start moved back to the keyframe at 0.000 s (asked 0.500 s); end moved to the keyframe at 3.000 s (asked 2.500 s)"), "\(result)")
+        #expect(result.stdout.contains("clip 2 at 3.000 s: \(source) from 1.000 to 3.000 s, copied"), "\(result)")
+        #expect(result.stdout.contains("clip 3 at 5.000 s: \(source) from 3.000 to 4.000 s, copied"), "\(result)")
+        #expect(scratch.outputFolder == ["three.mp4"])
+
+        let json = try await MuxCtl.run([
+            "compose", output, "--clip", "\(source)@0.5-2.5", "--clip", "\(source)@1-3", "--cut", "keyframe", "--json", "-y",
+        ])
+        #expect(json.exited && json.status == 0, "\(json)")
+        let report = try #require(jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(json)")
+        let clips = try #require(report["clips"] as? [[String: Any]], "\(report)")
+        #expect(clips.count == 2)
+        #expect(clips.compactMap { number($0["from"]) } == [0, 1])
+        #expect(clips.compactMap { number($0["to"]) } == [3, 3])
+        #expect(clips.compactMap { number($0["start"]) } == [0, 3])
+    }
+
+    @Test("a cut that cannot be made is one line naming the clip, exit status 2 (an option's), nothing written")
+    func refusedCut() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("refused.mp4")
+        let source = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let result = try await MuxCtl.run(["compose", output, "--clip", source, "--clip", "\(source)@1.5-3"])
+        #expect(result.exited && result.status == 2, "\(result)")
+        #expect(!result.looksLikeCrash, "\(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result)")
+        #expect(result.stderr.hasPrefix("error: clips[1] (\(source)): its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(result)")
+        #expect(scratch.outputFolder.isEmpty, "stray files: \(scratch.outputFolder)")
+    }
+
+    @Test("a clip typed wrong, or none at all, is a usage error", arguments: [
+        (["--clip", "a.mp4@2:75-3"], "--clip"),
+        ([], "give at least one --clip"),
+        (["--clip", "a.mp4", "--cut", "nearest"], "--cut"),
+    ])
+    func usage(_ extra: [String], _ words: String) async throws {
+        let result = try await MuxCtl.run(["compose", "/tmp/never.mp4"] + extra)
+        #expect(result.exited && result.status == 64, "swift-argument-parser's EX_USAGE: \(result)")
+        #expect(result.stderr.contains(words), "\(result)")
+    }
+}
