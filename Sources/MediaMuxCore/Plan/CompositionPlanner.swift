@@ -192,7 +192,8 @@ extension MergePlanner {
             movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
                 faststart: options.faststart, video: video, audio: [audio],
                 metadataBytes: first.info.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
-            sampleTables: .muxer, movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata,
+            // From fragments: FFmpeg's muxer would keep an entry for every sample of every clip.
+            sampleTables: !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer, movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata,
             leftOut: leftOut,
             warnings: [Self.unusedEncodingOptions(options.video, copied: rotation)].compactMap { $0 })
     }
