@@ -190,3 +190,44 @@ import TestSupport
         #expect(body.plan.clips.count == 2)
     }
 }
+
+/// Compositions as players play them: the duration Chromium and GStreamer
+/// report, to the millisecond, and the picture Chromium shows inside a later
+/// clip, which must be the one its source shows at the same moment of the clip.
+@Suite(.tags(.browser, .gstreamer), .skippedByTag)
+struct CompositionPlaybackTests {
+    @Test(Samples.required) func playersAgreeOnTheLengthAndThePictures() async throws {
+        let folder = try TemporaryFolder()
+        let names = ["join_preroll_h264_640x360_aac_5s.mp4", "join_midroll_h264_640x360_aac_5s.mp4", "join_postroll_h264_640x360_aac_5s.mp4"]
+        for name in names {
+            try FileManager.default.copyItem(atPath: Samples.path(name), toPath: folder.path(name))
+        }
+        let bframes = folder.path("bframes.mp4")
+        try FileManager.default.copyItem(atPath: TestMedia.fixture("h264_bframes_aac.mp4"), toPath: bframes)
+        let engine = MergeEngine()
+        _ = try await engine.compose(Composition(clips: names.map { Composition.Clip(folder.path($0)) }), output: .file(folder.path("three.mp4")))
+        _ = try await engine.compose(
+            Composition(clips: [.init(bframes, from: MediaTime(value: 1, timescale: 2), to: MediaTime(value: 5, timescale: 2)), .init(bframes, from: MediaTime(1), to: MediaTime(3))], cut: .keyframe),
+            output: .file(folder.path("cut.mp4")))
+
+        // 7.52 s of the three is 2.52 s of the second clip; 4.02 s of the cut is 2.02 s of the source (its second clip from 1 s).
+        let (durations, pictures) = try BrowserTimelineTests.play(
+            [("three.mp4", [7.52]), (names[0], [2.52]), (names[1], [2.52]), ("cut.mp4", [4.02]), ("bframes.mp4", [2.02, 3.02])], in: folder)
+        #expect(abs((durations["three.mp4"] ?? 0) - 15) < 0.001, "\(durations)")
+        #expect(abs((durations["cut.mp4"] ?? 0) - 5) < 0.001, "\(durations)")
+        let joined = try #require(pictures["three.mp4"]?["7.52"])
+        #expect(joined == pictures[names[1]]?["2.52"], "\(pictures)")
+        // And not the picture the first clip shows at that moment of its own: the hashes tell pictures apart.
+        #expect(joined != pictures[names[0]]?["2.52"], "\(pictures)")
+        let cut = try #require(pictures["cut.mp4"]?["4.02"])
+        #expect(cut == pictures["bframes.mp4"]?["2.02"], "\(pictures)")
+        #expect(cut != pictures["bframes.mp4"]?["3.02"], "\(pictures)")
+
+        for (name, seconds) in [("three.mp4", 15.0), ("cut.mp4", 5.0)] {
+            let path = folder.path(name)
+            let discovered = try GStreamer.discoveredDuration(of: path)
+            #expect(abs(discovered - seconds) < 0.001, "GStreamer: \(name) lasts \(discovered) s")
+            #expect(try GStreamer.decodedCaps(of: path).contains("video/x-raw"))
+        }
+    }
+}
