@@ -107,34 +107,58 @@ import TestSupport
         }
     }
 
-    @Test func anExactCutInsideAGOPIsRefusedNamingTheClipAndTheKeyframe() async throws {
+    @Test func anExactCutInsideAGOPEncodesEveryClipFrameForFrameAndSaysWhy() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("h264_bframes_aac.mp4")
-        let composition = Composition(clips: [.init(source, to: seconds(1)), .init(source, from: seconds(3, 2))])
-        let output = folder.path("refused.mp4")
-        let error = try await #require(throws: MediaMuxError.self) { try await engine.compose(composition, output: .file(output)) }
-        #expect(error.code == .invalidOption)
-        #expect(error.context.clip == .init(index: 1, file: source))
-        #expect(error.description.hasPrefix("clips[1] (\(source)): its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(error)")
-        #expect(!FileManager.default.fileExists(atPath: output))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "nothing half-written")
+        // 1.5 s is 15 frames after the keyframe at 1 s; 3.3 s lies inside the GOP of 3 s.
+        let composition = Composition(clips: [.init(source, to: seconds(1)), .init(source, from: seconds(3, 2), to: seconds(33, 10))])
+        let output = folder.path("encoded.mp4")
+        let report = try await engine.compose(composition, output: .file(output))
+        #expect(report.clips[1].reason == "encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s")
+        #expect(report.clips[0].reason.hasPrefix("encoded with the others, to one sample entry: clips[1] its start at 1.500 s"), "\(report.clips[0].reason)")
+        #expect(report.video.reframing != nil)
+        #expect(report.duration == seconds(28, 10))
+
+        let (_, video) = try checkLayout(output, lasting: 2.8, frameRate: 30)
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        let sourceFrames = try TrackDecoder.frames(of: try #require(try MP4File(path: source).videoTracks.first), keepingLuma: true)
+        // Frames 0-29, then 45-98 of the source: every frame asked for, and no other.
+        let expected = Array(sourceFrames[0..<30]) + Array(sourceFrames[45..<99])
+        #expect(frames.count == expected.count)
+        for (index, (frame, wanted)) in zip(frames, expected).enumerated() {
+            let psnr = try #require(frame.luma).psnr(against: try #require(wanted.luma))
+            if psnr < 30 { Issue.record("frame \(index): \(psnr) dB against the source's") }
+        }
+        // And a frame is not its neighbour: the comparison tells frames apart.
+        let joined = try #require(frames[30].luma)
+        let neighbour = joined.psnr(against: try #require(sourceFrames[44].luma))
+        let itself = joined.psnr(against: try #require(sourceFrames[45].luma))
+        #expect(neighbour < itself, "\(neighbour) dB against the frame before, \(itself) dB against its own")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["encoded.mp4"])
     }
 
-    @Test func clipsWhoseVideoDiffersAreRefusedSayingWhatDiffers() async throws {
-        let first = TestMedia.fixture("h264_bframes_aac.mp4")
-        let cases: [(String, String)] = [
-            ("h264_rot90.mp4", "differs from the first clip's"),
-            ("hevc_hev1.mp4", "its video codec (hevc, not h264)"),
-        ]
-        for (name, words) in cases {
-            let other = TestMedia.fixture(name)
-            let error = try await #require(throws: MediaMuxError.self) {
-                try await engine.plan(Composition(clips: [.init(first), .init(other)]), output: .file("/tmp/never-written.mp4"))
-            }
-            #expect(error.code == .invalidOption)
-            #expect(error.context.clip?.index == 1)
-            #expect(error.description.contains(words), "\(name): \(error)")
+    @Test func aKeyframeCutThatCannotCopyIsRefusedNamingTheClip() async throws {
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        let other = TestMedia.fixture("hevc_hev1.mp4")
+        let error = try await #require(throws: MediaMuxError.self) {
+            try await engine.plan(Composition(clips: [.init(source), .init(other)], cut: .keyframe), output: .file("/tmp/never-written.mp4"))
         }
+        #expect(error.code == .invalidOption)
+        #expect(error.context.clip == .init(index: 1, file: other))
+        #expect(error.description.hasPrefix("clips[1] (\(other)): its video codec (hevc, not h264) differs from the first clip's"), "\(error)")
+        #expect(error.description.hasSuffix("keyframe cuts copy only, and clips are joined by copy only when they agree"), "\(error)")
+    }
+
+    @Test func clipsOfAnotherTurnAreRefusedSayingWhatDiffers() async throws {
+        let first = TestMedia.fixture("h264_bframes_aac.mp4")
+        let other = TestMedia.fixture("h264_rot90.mp4")
+        let error = try await #require(throws: MediaMuxError.self) {
+            try await engine.plan(Composition(clips: [.init(first), .init(other)]), output: .file("/tmp/never-written.mp4"))
+        }
+        #expect(error.code == .invalidOption)
+        #expect(error.context.clip?.index == 1)
+        #expect(error.description.contains("turned 90°"), "\(error)")
+        #expect(error.description.contains("fitting clips of another shape or turn into one frame is not made yet"), "\(error)")
     }
 
     @Test func rangesOutsideAClipAreRefused() async throws {

@@ -32,19 +32,32 @@ struct ComposeCommandTests {
         #expect(clips.compactMap { number($0["start"]) } == [0, 3])
     }
 
-    @Test("a cut that cannot be made is one line naming the clip, exit status 2 (an option's), nothing written")
+    @Test("a keyframe cut that cannot copy is one line naming the clip, exit status 2 (an option's), nothing written")
     func refusedCut() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let output = scratch.output("refused.mp4")
         let source = MuxCtl.fixture("h264_bframes_aac.mp4")
-        let result = try await MuxCtl.run(["compose", output, "--clip", source, "--clip", "\(source)@1.5-3"])
+        let other = MuxCtl.fixture("hevc_hev1.mp4")
+        let result = try await MuxCtl.run(["compose", output, "--clip", source, "--clip", other, "--cut", "keyframe"])
         #expect(result.exited && result.status == 2, "\(result)")
         #expect(!result.looksLikeCrash, "\(result)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(result)")
-        #expect(result.stderr.hasPrefix("error: clips[1] (\(source)): its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(result)")
+        #expect(result.stderr.hasPrefix("error: clips[1] (\(other)): its video codec (hevc, not h264) differs from the first clip's"), "\(result)")
         #expect(scratch.outputFolder.isEmpty, "stray files: \(scratch.outputFolder)")
+    }
+
+    @Test("an exact cut inside a GOP encodes, and the summary says why")
+    func encodedCut() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("encoded.mp4")
+        let source = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let result = try await MuxCtl.run(["compose", output, "--clip", "\(source)@1.5-3"])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.contains("wrote \(output): 1.500 s"), "\(result)")
+        #expect(result.stdout.contains("clip 1 at 0.000 s: \(source) from 1.500 to 3.000 s, encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(result)")
     }
 
     @Test("a clip typed wrong, or none at all, is a usage error", arguments: [

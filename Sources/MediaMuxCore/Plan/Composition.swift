@@ -37,9 +37,12 @@ public struct Composition: Sendable, Equatable {
     /// Where a clip's cuts may fall.
     public enum Cut: String, Sendable, CaseIterable {
         /// At the frames asked for: a clip starts with the frame on screen at
-        /// its start and keeps every frame shown before its end. A cut that
-        /// falls where copying cannot start or stop is not made yet (see
-        /// `MediaMuxError.invalidOption`): use `keyframe`.
+        /// its start and keeps every frame shown before its end. The clips
+        /// are copied where every cut falls where a copy can start and stop
+        /// (at keyframes) and every clip's video agrees with the first's;
+        /// otherwise every clip is encoded, as the first clip's video would
+        /// be, and the plan says why (encoding only the partial GOPs at a
+        /// cut is not made yet).
         case exact
         /// Copy only: a start moves back to the keyframe shown at or before
         /// it, an end forward to the next keyframe (or the end of the clip),

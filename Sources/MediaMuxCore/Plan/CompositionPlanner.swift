@@ -82,6 +82,9 @@ extension MergePlanner {
         var end: MediaTime
         var decodeLead: MediaTime
         var reason: String
+        /// Why the clip cannot be copied as landed (a frame-exact cut inside
+        /// a GOP, a video that differs from the first clip's); nil when it can.
+        var copyProblem: String?
         var length: MediaTime { end - start }
     }
 
@@ -106,10 +109,26 @@ extension MergePlanner {
         var landed: [LandedClip] = []
         for (clip, cut) in zip(clips, cuts) {
             do {
-                if clip.index > 0 { try Self.checkJoin(clip, to: first) }
-                landed.append(try Self.land(clip, cuts: cut, mode: composition.cut))
+                var clipLanded = try Self.land(clip, cuts: cut, mode: composition.cut)
+                if clip.index > 0, let problem = Self.joinProblem(clip, to: first) { clipLanded.copyProblem = problem }
+                landed.append(clipLanded)
             } catch let error as MediaMuxError {
                 throw error.inClip(clip.index, file: clip.clip.path)
+            }
+        }
+        // Copied when every clip can be; otherwise every clip is encoded
+        // (encoding only what must change, the partial GOPs at a cut, is not made yet).
+        var encoding: VideoEncoding?
+        if let refused = landed.first(where: { $0.copyProblem != nil }), let problem = refused.copyProblem {
+            guard composition.cut == .exact else {
+                throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                    "\(problem); keyframe cuts copy only, and clips are joined by copy only when they agree").inClip(refused.clip.index, file: refused.clip.clip.path)
+            }
+            let why = "clips[\(refused.clip.index)] \(problem)"
+            encoding = try compositionEncoding(of: landed, because: why, options: options, container: container, output: output)
+            for i in landed.indices {
+                landed[i].reason = landed[i].clip.index == refused.clip.index
+                    ? "encoded: \(problem)" : "encoded with the others, to one sample entry: \(why)"
             }
         }
 
@@ -123,6 +142,7 @@ extension MergePlanner {
         for i in landed.indices { landed[i].clip.track = Self.ticking(landed[i].clip.track, in: timescale) }
         let total = landed.reduce(MediaTime.zero()) { $0 + $1.length }
         var video = try Self.trimmed(landed[0].clip.track, from: landed[0].start, length: landed[0].length)
+        if let encoding { video = Self.reframed(video, as: encoding) }
         video.sourceEnd = total
         video.end = total
         var place = MediaTime.zero()
@@ -132,8 +152,9 @@ extension MergePlanner {
                 source: .init(
                     path: track.path, streamIndex: track.streamIndex, reading: clip.clip.index == 0 ? nil : .init(of: track)),
                 sourceRange: (track.origin + clip.start)..<(track.origin + clip.end), place: place, duration: clip.length,
-                decision: .copy, reason: clip.reason)
-            span.join = .init(decodeLead: clip.decodeLead, clipRange: clip.start..<clip.end)
+                decision: encoding == nil ? .copy : .encode, reason: clip.reason)
+            // The clip's place in the track, for the report; a copy also joins by it.
+            span.join = .init(decodeLead: encoding == nil ? clip.decodeLead : .zero(), clipRange: clip.start..<clip.end)
             place = place + clip.length
             return span
         }
@@ -184,8 +205,10 @@ extension MergePlanner {
         }
 
         let metadata = MetadataCarry.plan(video: first.info, keep: options.keepsMetadata)
-        let rotation = RotationDecision(
-            degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
+        let rotation = encoding != nil
+            ? RotationDecision(degrees: 0, reason: "upright: the pictures are turned as they are encoded")
+            : RotationDecision(
+                degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
         return MergePlan(
             outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio], mix: nil, end: end,
             endReason: endReason, rotation: rotation,
@@ -193,9 +216,42 @@ extension MergePlanner {
                 faststart: options.faststart, video: video, audio: [audio],
                 metadataBytes: first.info.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             // From fragments: FFmpeg's muxer would keep an entry for every sample of every clip.
-            sampleTables: !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer, movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata,
-            leftOut: leftOut,
-            warnings: [Self.unusedEncodingOptions(options.video, copied: rotation)].compactMap { $0 })
+            sampleTables: encoding == nil && !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer,
+            movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata, leftOut: leftOut,
+            warnings: [encoding == nil ? Self.unusedEncodingOptions(options.video, copied: rotation) : nil].compactMap { $0 })
+    }
+
+    /// How every clip is encoded when one cannot be copied: as the first
+    /// clip's video would be re-framed into its own shape (its codec where
+    /// MediaMux encodes it, its picture size as shown or the options' frame,
+    /// upright), each clip's pictures scaled to that frame. Clips of another
+    /// shape or turn than the first's are refused: fitting them is not made yet.
+    func compositionEncoding(
+        of landed: [LandedClip], because why: String, options: MergeOptions, container: MergePlan.Container, output: String
+    ) throws -> VideoEncoding {
+        let first = landed[0].clip
+        guard let shown = first.stream.displaySize else {
+            throw MediaMuxError.damaged(path: first.info.path, detail: "the video stream has no picture size")
+        }
+        for clip in landed.dropFirst() {
+            let other = clip.clip.stream
+            let size = other.displaySize ?? shown
+            let sameShape = abs(Double(size.width) * Double(shown.height) - Double(size.height) * Double(shown.width))
+                <= Double(shown.width + shown.height)
+            guard sameShape, other.uprightTurn == first.stream.uprightTurn else {
+                throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                    "its picture is shown \(size) turned \(other.rotation)°, not \(shown) turned \(first.stream.rotation)° as the first clip's; the clips must be encoded (\(why)), and fitting clips of another shape or turn into one frame is not made yet")
+                    .inClip(clip.clip.index, file: clip.clip.clip.path)
+            }
+        }
+        let frame = options.video.frameSize
+            ?? VideoSize(width: max(Self.smallestFrameSide, shown.width / 2 * 2), height: max(Self.smallestFrameSide, shown.height / 2 * 2))
+        let encoding = try videoEncoding(
+            first.stream, shown: shown, frame: frame, options: options.video, reason: "the clips encoded to one format: \(why)", output: output)
+        guard canStore(encoding.codec, container) else {
+            throw MediaMuxError.codecNotSupportedInContainer(codec: encoding.codec, container: container.rawValue, path: output)
+        }
+        return encoding
     }
 
     /// Where a clip's cuts land, or why they cannot be made by copy.
@@ -203,6 +259,7 @@ extension MergePlanner {
         let start = cuts.start
         let end = cuts.end
         var said: [String] = []
+        var problem: String?
         let landedStart: MediaTime
         let landedEnd: MediaTime
         switch mode {
@@ -220,17 +277,15 @@ extension MergePlanner {
                 landedEnd = clip.track.sourceEnd
             }
         case .exact:
-            guard start.framesBefore == 0, start.frameStart == start.keyframe else {
-                throw MediaMuxError.invalidOption(option: "Composition.cut", message:
-                    "its start at \(clip.start.secondsText()) s falls \(start.framesBefore) frame\(start.framesBefore == 1 ? "" : "s") after the keyframe at \(start.keyframe.secondsText()) s; frame-exact cuts inside a GOP are not made yet: start the clip at a keyframe, or cut at keyframes (Composition.Cut.keyframe, muxctl's --cut keyframe)")
+            if start.framesBefore > 0 || start.frameStart != start.keyframe {
+                problem = "its start at \(clip.start.secondsText()) s falls \(start.framesBefore) frame\(start.framesBefore == 1 ? "" : "s") after the keyframe at \(start.keyframe.secondsText()) s"
             }
             landedStart = start.frameStart
             if landedStart != clip.start { said.append("starts with the frame shown from \(landedStart.secondsText()) s") }
             if let end {
                 let frameEnd = end.frameAtOrAfter ?? clip.track.sourceEnd
-                guard end.frameAtOrAfter == nil || (end.nextKeyframe == frameEnd && end.leadingPictures == 0) else {
-                    throw MediaMuxError.invalidOption(option: "Composition.cut", message:
-                        "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s); frame-exact cuts inside a GOP are not made yet: end the clip at a keyframe, or cut at keyframes (Composition.Cut.keyframe, muxctl's --cut keyframe)")
+                if end.frameAtOrAfter != nil, end.nextKeyframe != frameEnd || end.leadingPictures > 0, problem == nil {
+                    problem = "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s)"
                 }
                 landedEnd = frameEnd
                 if landedEnd != clip.end { said.append("ends with the frame shown until \(landedEnd.secondsText()) s") }
@@ -244,7 +299,7 @@ extension MergePlanner {
         }
         return LandedClip(
             clip: clip, start: landedStart, end: landedEnd, decodeLead: start.decodeLead,
-            reason: (["copied"] + said).joined(separator: "; "))
+            reason: (["copied"] + said).joined(separator: "; "), copyProblem: problem)
     }
 
     /// The rule by which a clip joins the first by copy: the track keeps
@@ -253,21 +308,18 @@ extension MergePlanner {
     /// rotation, and decoder configuration (avcC, hvcC...) byte for byte,
     /// and the same colour boxes (colr, mdcv, clli) and pixel aspect (pasp)
     /// where the entries have them; what describes the file rather than the
-    /// pictures (btrt's bit rates) may differ.
-    static func checkJoin(_ clip: ComposedClip, to first: ComposedClip) throws {
+    /// pictures (btrt's bit rates) may differ. Nil when it joins; otherwise what differs.
+    static func joinProblem(_ clip: ComposedClip, to first: ComposedClip) -> String? {
         let a = first.stream
         let b = clip.stream
-        func differs(_ what: String) -> MediaMuxError {
-            MediaMuxError.invalidOption(option: "Composition.clips", message:
-                "its \(what) differs from the first clip's (\(first.info.path)); clips are joined by copy only when they agree, and encoding a clip to match is not made yet")
-        }
-        guard a.codec == b.codec else { throw differs("video codec (\(b.codec), not \(a.codec))") }
-        guard a.sampleEntry?.type == b.sampleEntry?.type else { throw differs("sample entry (\(b.sampleEntry?.type ?? "none"), not \(a.sampleEntry?.type ?? "none"))") }
+        func differs(_ what: String) -> String { "its \(what) differs from the first clip's (\(first.info.path))" }
+        guard a.codec == b.codec else { return differs("video codec (\(b.codec), not \(a.codec))") }
+        guard a.sampleEntry?.type == b.sampleEntry?.type else { return differs("sample entry (\(b.sampleEntry?.type ?? "none"), not \(a.sampleEntry?.type ?? "none"))") }
         guard a.width == b.width, a.height == b.height else {
-            throw differs("picture size (\(b.width ?? 0)x\(b.height ?? 0), not \(a.width ?? 0)x\(a.height ?? 0))")
+            return differs("picture size (\(b.width ?? 0)x\(b.height ?? 0), not \(a.width ?? 0)x\(a.height ?? 0))")
         }
-        guard a.rotation == b.rotation, a.hasUnusualMatrix == b.hasUnusualMatrix else { throw differs("display rotation (\(b.rotation)°, not \(a.rotation)°)") }
-        guard a.configuration == b.configuration else { throw differs("decoder configuration (its parameter sets)") }
+        guard a.rotation == b.rotation, a.hasUnusualMatrix == b.hasUnusualMatrix else { return differs("display rotation (\(b.rotation)°, not \(a.rotation)°)") }
+        guard a.configuration == b.configuration else { return differs("decoder configuration (its parameter sets)") }
         let compared: Set<String> = ["colr", "mdcv", "clli", "pasp", "dvcC", "dvvC", "dvwC"]
         func boxes(_ stream: StreamInfo) -> [String: [UInt8]] {
             var found: [String: [UInt8]] = [:]
@@ -275,7 +327,8 @@ extension MergePlanner {
             return found
         }
         let (boxesA, boxesB) = (boxes(a), boxes(b))
-        for type in compared.sorted() where boxesA[type] != boxesB[type] { throw differs("\(type) box") }
+        for type in compared.sorted() where boxesA[type] != boxesB[type] { return differs("\(type) box") }
+        return nil
     }
 
     /// A copied video track read in a finer time base, `timescale` (a

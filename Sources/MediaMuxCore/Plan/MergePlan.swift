@@ -178,10 +178,11 @@ public struct MergePlan: Sendable, Equatable {
         public var decision: Decision
         /// Why, in words: "copied", the encoding's reason, "played again (2 of 3)".
         public var reason: String
-        /// For a copied clip of a composition: how it joins the clips around it; nil otherwise.
+        /// For a clip of a composition: what it takes of its file, and for a
+        /// copied one how it joins the clips around it; nil otherwise.
         public var join: Join?
 
-        /// How a copied clip of a composition joins the track. It starts
+        /// A clip of a composition in the track. A copied one starts
         /// exactly where the plan places it (the sum of the lengths of the
         /// clips before it), and its packets are decoded as far ahead of
         /// being shown as the track's deepest clip's are (`decodeLead` the
@@ -190,7 +191,8 @@ public struct MergePlan: Sendable, Equatable {
         /// (an open GOP's leading pictures) is not copied.
         public struct Join: Sendable, Equatable {
             /// How long before its first frame (a keyframe) is shown its first
-            /// packet is decoded, as its copy reads it: its B-frame delay.
+            /// packet is decoded, as its copy reads it: its B-frame delay
+            /// (zero for a clip that is encoded).
             public var decodeLead: MediaTime
             /// What it takes of its file's video, on that video's timeline
             /// (its first frame shown at zero): where its cuts landed.
