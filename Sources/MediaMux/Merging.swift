@@ -132,7 +132,7 @@ extension MuxEngine {
                 option: "DownloadOptions.useCache",
                 message: "a plan of a soundtrack URL names the downloaded file, which only the cache keeps; plan with the cache on")
         }
-        let soundtrack = try await soundtrack(of: job, progress: nil)
+        let soundtrack = try await soundtrack(of: job.audio, beside: job.output, download: job.download, progress: nil)
         return try await merging.plan(video: job.video, audio: soundtrack.path, output: job.output, options: job.options)
     }
 
@@ -164,38 +164,41 @@ extension MuxEngine {
     ) async throws(MediaMuxError) -> MuxReport {
         let thumbnails = job.thumbnails ?? ThumbnailOptions()
         try thumbnails.validate()
-        let soundtrack = try await soundtrack(of: job, progress: downloadProgress)
+        let soundtrack = try await soundtrack(of: job.audio, beside: job.output, download: job.download, progress: downloadProgress)
         defer { soundtrack.removeScratch() }
         let none: @Sendable (MergePlan, StreamInfo) throws -> PacketObserving? = { _, _ in nil }
         let observing = preview.map { ThumbnailPlan.observing(thumbnails, handler: $0) } ?? none
         let report = try await merging.merge(
             video: job.video, audio: soundtrack.path, output: job.output, options: job.options, progress: progress, observing: observing)
-        return MuxReport(merge: soundtrack.namingTheURL(in: report, job: job), audioDownload: soundtrack.fetched)
+        return MuxReport(merge: soundtrack.namingTheURL(in: report, asked: job.audio), audioDownload: soundtrack.fetched)
     }
 
-    /// The job's soundtrack as a local file: the file named, or an `audio`
-    /// URL downloaded (through the cache unless `job.download.useCache` is
-    /// false, when it goes to a scratch file beside the output, or for a
-    /// stream in the system's temporary folder, for the caller to remove).
-    func soundtrack(of job: MergeJob, progress: (@Sendable (DownloadProgress) -> Void)?) async throws(MediaMuxError) -> Soundtrack {
-        guard DownloadEngine.looksLikeURL(job.audio) else { return Soundtrack(path: job.audio, fetched: nil, scratch: nil) }
+    /// A job's soundtrack as a local file: the file named, or a URL
+    /// downloaded (through the cache unless `download.useCache` is false,
+    /// when it goes to a scratch file beside `output`, or for a stream in
+    /// the system's temporary folder, for the caller to remove).
+    func soundtrack(
+        of audio: String, beside output: MergeOutput, download options: DownloadOptions,
+        progress: (@Sendable (DownloadProgress) -> Void)?
+    ) async throws(MediaMuxError) -> Soundtrack {
+        guard DownloadEngine.looksLikeURL(audio) else { return Soundtrack(path: audio, fetched: nil, scratch: nil) }
         // An ftp:// or file:// audio is a URL MediaMux cannot fetch, not a missing file.
-        try DownloadEngine.checkURL(job.audio)
-        if job.download.useCache {
-            let fetched = try await download(job.audio, options: job.download, progress: progress)
+        try DownloadEngine.checkURL(audio)
+        if options.useCache {
+            let fetched = try await download(audio, options: options, progress: progress)
             return Soundtrack(path: fetched.path, fetched: fetched, scratch: nil)
         }
-        // The audio is only for this merge: nothing of it stays, merged or not.
+        // The audio is only for this job: nothing of it stays, made or not.
         let beside: String
-        switch job.output {
+        switch output {
         case .file(let path): beside = path
         case .stream: beside = temporaryFolder() + "/soundtrack"
         }
         let path = TemporaryOutput(finalPath: beside).path + ".audio"
-        var once = job.download
+        var once = options
         once.keepsPartialForResume = false
         do {
-            let fetched = try await download(job.audio, to: path, overwrite: true, options: once, progress: progress)
+            let fetched = try await download(audio, to: path, overwrite: true, options: once, progress: progress)
             return Soundtrack(path: fetched.path, fetched: fetched, scratch: path)
         } catch {
             removeFile(path)
@@ -230,7 +233,8 @@ extension MuxEngine {
             throw MediaMuxError.invalidOption(
                 option: "output", message: "\(job.output.name) is a file; a body is streamed (give the job .stream(.body(named:)))")
         }
-        let soundtrack = try await soundtrack(of: job, progress: progress.map { report in { @Sendable step in report(.downloading(step)) } })
+        let soundtrack = try await soundtrack(
+            of: job.audio, beside: job.output, download: job.download, progress: progress.map { report in { @Sendable step in report(.downloading(step)) } })
         return try await merging.body(
             video: job.video, audio: soundtrack.path, name: stream.name, options: job.options,
             progress: progress.map { report in { @Sendable step in report(.merging(step)) } }, cleanup: soundtrack.removeScratch)
@@ -268,11 +272,11 @@ struct Soundtrack: Sendable {
     }
 
     /// The caller named a URL: the report says the URL, and the download's result where the bytes were.
-    func namingTheURL(in report: MergeReport, job: MergeJob) -> MergeReport {
-        guard path != job.audio else { return report }
+    func namingTheURL(in report: MergeReport, asked audio: String) -> MergeReport {
+        guard path != audio else { return report }
         var report = report
-        report.audio.source = job.audio
-        report.warnings = report.warnings.map { $0.replacing(path, with: job.audio) }
+        report.audio.source = audio
+        report.warnings = report.warnings.map { $0.replacing(path, with: audio) }
         return report
     }
 }

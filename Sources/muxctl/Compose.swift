@@ -5,61 +5,13 @@ import MediaMuxCore
 
 extension Composition.Cut: ExpressibleByArgument {}
 
-/// A clip as typed: FILE, or FILE@IN-OUT with IN and OUT in seconds (12.5)
-/// or h:mm:ss.fff (1:02.5, 0:01:02.500); either may be left out (FILE@5-,
-/// FILE@-1:00). The last `@` followed by a range splits, so a file name may hold one.
+/// A clip as typed: FILE or FILE@IN-OUT (see `Composition.Clip(parsing:)`).
 struct ClipArgument: ExpressibleByArgument {
     var clip: Composition.Clip
 
     init?(argument: String) {
-        guard let at = argument.lastIndex(of: "@"), case let suffix = argument[argument.index(after: at)...],
-              suffix.contains("-"), suffix.allSatisfy({ $0.isNumber || ":.-".contains($0) })
-        else {
-            guard !argument.isEmpty else { return nil }
-            clip = Composition.Clip(argument)
-            return
-        }
-        // What follows the last @ is a range: it must be one.
-        guard let range = Self.range(suffix) else { return nil }
-        let path = String(argument[..<at])
-        guard !path.isEmpty else { return nil }
-        clip = Composition.Clip(path, from: range.start, to: range.end)
-    }
-
-    /// IN-OUT, either side possibly empty, not both.
-    private static func range(_ text: Substring) -> (start: MediaTime?, end: MediaTime?)? {
-        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, !(parts[0].isEmpty && parts[1].isEmpty) else { return nil }
-        var times: [MediaTime?] = []
-        for part in parts {
-            if part.isEmpty {
-                times.append(nil)
-            } else {
-                guard let time = time(part) else { return nil }
-                times.append(time)
-            }
-        }
-        return (times[0], times[1])
-    }
-
-    /// Seconds, or h:mm:ss.fff / mm:ss.fff, to the microsecond.
-    static func time(_ text: Substring) -> MediaTime? {
-        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(fields.count) else { return nil }
-        var seconds = 0.0
-        for (i, field) in fields.enumerated() {
-            let isLast = i == fields.count - 1
-            guard !field.isEmpty, field.allSatisfy({ $0.isNumber || (isLast && $0 == ".") }),
-                  let value = Double(field), value.isFinite, value >= 0, value < 1e9
-            else { return nil }
-            if !isLast || fields.count == 1 {
-                seconds = seconds * 60 + value
-            } else {
-                guard value < 60 else { return nil }
-                seconds = seconds * 60 + value
-            }
-        }
-        return MediaTime(seconds: seconds)
+        guard let clip = Composition.Clip(parsing: argument) else { return nil }
+        self.clip = clip
     }
 }
 
@@ -78,13 +30,13 @@ extension MuxCtl {
             into one AAC track with no gap or click at a join.
             """)
 
-        @Argument(help: "The file to write: \(MergePlan.Container.spokenExtensions()); - streams fragmented MP4 to standard output (the summary goes to standard error).")
+        @Argument(help: "The file to write: \(MergePlan.Container.spokenExtensions()); - streams fragmented MP4 to standard output (the summary goes to standard error). Or a timeline, TIMELINE.json, which names the clips, the output and the options itself.")
         var output: String
 
         @Option(name: .customLong("clip"), help: ArgumentHelp("A clip: FILE or FILE@IN-OUT. Give one for each clip, in order.", valueName: "file[@in-out]"))
         var clips: [ClipArgument] = []
 
-        @Option(help: ArgumentHelp("A file whose audio plays over the whole composition.", valueName: "file"))
+        @Option(help: ArgumentHelp("A file, or an http(s) URL to download it from, whose audio plays over the whole composition.", valueName: "file|url"))
         var soundtrack: String?
 
         @Option(help: "exact or keyframe: cut at the frames asked for (the default), or move each cut to a keyframe.")
@@ -98,11 +50,25 @@ extension MuxCtl {
 
         @OptionGroup var written: OutputFlags
         @OptionGroup var sound: SoundFlags
+        @OptionGroup var download: DownloadFlags
         @OptionGroup var common: CommonOptions
 
         var streamsToStandardOutput: Bool { output == "-" }
 
+        /// OUTPUT is a timeline: the composition is in the file.
+        var isTimeline: Bool { output.lowercased().hasSuffix(".json") }
+
         func validate() throws {
+            if isTimeline {
+                var asked = MergeOptions()
+                written.apply(to: &asked, streaming: false)
+                sound.apply(to: &asked)
+                asked.overwrite = false
+                guard clips.isEmpty, soundtrack == nil, cut == .exact, videoStream == nil, audioStream == nil, asked == MergeOptions() else {
+                    throw ValidationError("\(output) is a timeline: give the clips, the soundtrack and the options in it (only --force, --json, --quiet and the download options go with it)")
+                }
+                return
+            }
             guard !clips.isEmpty else { throw ValidationError("give at least one --clip FILE[@IN-OUT]") }
             try written.validate(streaming: streamsToStandardOutput, example: "muxctl compose - --clip a.mp4 --clip b.mp4 | ffplay -")
             if let videoStream, videoStream < 0 { throw ValidationError("--video-stream must be 0 or more") }
@@ -110,26 +76,42 @@ extension MuxCtl {
         }
 
         func run() async throws {
-            var options = MergeOptions(videoStream: videoStream, audioStream: audioStream)
-            written.apply(to: &options, streaming: streamsToStandardOutput)
-            sound.apply(to: &options)
-            let composition = Composition(clips: clips.map(\.clip), soundtrack: soundtrack, cut: cut, options: options)
             let streams = streamsToStandardOutput
+            let timeline = isTimeline ? output : nil
+            let force = written.force
+            var job: CompositionJob?
+            if timeline == nil {
+                var options = MergeOptions(videoStream: videoStream, audioStream: audioStream)
+                written.apply(to: &options, streaming: streams)
+                sound.apply(to: &options)
+                job = CompositionJob(
+                    Composition(clips: clips.map(\.clip), soundtrack: soundtrack, cut: cut, options: options),
+                    output: streams ? .stream(.standardOutput) : .file(output), download: download.options)
+            }
             let bar = ProgressBar.forStandardError(enabled: !common.quiet && !common.json)
             if streams { ignoreBrokenPipeSignal() }
-            let engine = common.engine.merging
-            let report = try await runReportingErrors {
-                try await engine.compose(
-                    composition, output: streams ? .stream(.standardOutput) : .file(output), progress: { bar?.show($0) })
+            let engine = common.engine
+            let downloading = download.options
+            let made = try await runReportingErrors { [job] in
+                var job = try job ?? CompositionJob.load(timeline: timeline ?? "")
+                if timeline != nil {
+                    job.composition.options.overwrite = force
+                    job.download = downloading
+                }
+                return try await engine.compose(job, progress: { bar?.show($0) })
             }
+            let report = made.merge
             bar?.clear()
             if !common.quiet {
                 report.warnings.forEach { writeToStandardError("warning: \($0)\n") }
             }
             if common.json {
-                printJSON(MergeSummary(report), toStandardError: streams)
+                var summary = MergeSummary(report)
+                summary.audioDownload = made.audioDownload
+                printJSON(summary, toStandardError: streams)
             } else if !common.quiet {
                 let say = { (line: String) in if streams { writeToStandardError(line + "\n") } else { print(line) } }
+                if let fetched = made.audioDownload { say("soundtrack: " + describe(fetched).replacingFirstLine(with: fetched.url)) }
                 say(describe(report))
                 for (index, clip) in report.clips.enumerated() {
                     say("  clip \(index + 1) at \(clip.place.secondsText()) s: \(clip.source) from \(clip.range.lowerBound.secondsText()) to \(clip.range.upperBound.secondsText()) s, \(clip.reason)")

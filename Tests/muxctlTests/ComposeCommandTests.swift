@@ -60,6 +60,36 @@ struct ComposeCommandTests {
         #expect(result.stdout.contains("clip 1 at 0.000 s: \(source) from 1.500 to 3.000 s, encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s"), "\(result)")
     }
 
+    @Test("a timeline names the clips, the output and the options; a batch job may be a composition")
+    func timelineAndBatch() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = MuxCtl.fixture("h264_bframes_aac.mp4")
+        let timeline = scratch.output("trip.json")
+        try Data(#"{"output": "trip.mp4", "cut": "keyframe", "clips": ["\#(source)@0.5-2.5", {"file": "\#(source)", "from": 1, "to": "0:03"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: timeline))
+        let result = try await MuxCtl.run(["compose", timeline])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.contains("wrote \(scratch.output("trip.mp4")): 5.000 s"), "\(result)")
+        let again = try await MuxCtl.run(["compose", timeline])
+        #expect(again.status == 2 && again.stderr.contains("already exists"), "without --force: \(again)")
+        #expect(try await MuxCtl.run(["compose", timeline, "--force"]).status == 0)
+        let mixed = try await MuxCtl.run(["compose", timeline, "--clip", source])
+        #expect(mixed.status == 64 && mixed.stderr.contains("is a timeline"), "\(mixed)")
+
+        let manifest = scratch.output("jobs.json")
+        try Data(#"{"jobs": [{"clips": ["\#(source)@1-3", "\#(source)@0-1"], "output": "out/c.mp4", "preview": {"sheet": true}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: manifest))
+        let batch = try await MuxCtl.run(["batch", manifest, "--json"])
+        #expect(batch.exited && batch.status == 0, "\(batch)")
+        let report = try #require(jsonObject(batch.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(batch)")
+        let jobs = try #require(report["jobs"] as? [[String: Any]])
+        let merge = try #require(jobs.first?["merge"] as? [String: Any], "\(jobs)")
+        #expect(number(merge["duration"]) == 3)
+        #expect((merge["clips"] as? [[String: Any]])?.count == 2, "\(merge)")
+        #expect(FileManager.default.fileExists(atPath: scratch.output("out/c.sheet.png")))
+    }
+
     @Test("a clip typed wrong, or none at all, is a usage error", arguments: [
         (["--clip", "a.mp4@2:75-3"], "--clip"),
         ([], "give at least one --clip"),

@@ -19,7 +19,12 @@ import Foundation
 /// (`orientation`, `rotate`, `end`, `loopAudio`, `audioOffset`, `audioCodec`,
 /// `audioBitrate`, `sampleRate`, `channels`, `volume`, `fadeIn`, `fadeOut`,
 /// `loudness`, `keepOriginalAudio`, `mixOriginal`, `videoStream`,
-/// `audioStream`, `faststart`, `layout`, `metadata`). A preview-only job has `input`
+/// `audioStream`, `faststart`, `layout`, `metadata`). A composition job has
+/// `clips` (each `"FILE"`, `"FILE@IN-OUT"` or `{"file": ..., "from": ...,
+/// "to": ...}`, times in seconds or `"h:mm:ss.fff"`) and `output`, and any
+/// of `soundtrack` (a path or an http(s) URL), `cut` (`"exact"` or
+/// `"keyframe"`) and the merge options but `video` and `audio`: what
+/// `muxctl compose` reads from a timeline file. A preview-only job has `input`
 /// instead. `preview` makes a contact sheet and a preview clip of the output
 /// (or input): `true` for the defaults, named after it (`out/a.sheet.png`,
 /// `out/a.preview.mp4`), or an object with `path` and the options.
@@ -39,6 +44,11 @@ public struct BatchManifest: Sendable, Equatable {
     ///   be read; `invalidOption` for anything wrong in it, naming the manifest,
     ///   the job and the field (`jobs.json: jobs[3].audioOffset: must be a number of seconds`).
     public static func load(_ path: String) throws(MediaMuxError) -> BatchManifest {
+        try parse(readFile(path), path: path)
+    }
+
+    /// A JSON file's bytes: a manifest's or a timeline's.
+    static func readFile(_ path: String) throws(MediaMuxError) -> Data {
         let data: Data
         do {
             do {
@@ -52,16 +62,20 @@ public struct BatchManifest: Sendable, Equatable {
         } catch {
             throw MediaMuxError.unreadable(path: path, reason: "\(error)")
         }
-        return try parse(data, path: path)
+        return data
+    }
+
+    /// The JSON in `data`, or an error naming the file as `option` (a manifest, a timeline).
+    static func json(_ data: Data, path: String, option: String) throws(MediaMuxError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw MediaMuxError.invalidOption(option: option, message: "\(path): is not JSON (\(Self.describe(error)))")
+        }
     }
 
     static func parse(_ data: Data, path: String) throws(MediaMuxError) -> BatchManifest {
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw MediaMuxError.invalidOption(option: "manifest", message: "\(path): is not JSON (\(Self.describe(error)))")
-        }
+        let root = try json(data, path: path, option: "manifest")
         guard case .object(let top) = root, case .array(let list)? = top["jobs"] else {
             throw MediaMuxError.invalidOption(option: "manifest", message: "\(path): a manifest is an object with a \"jobs\" list")
         }
@@ -125,6 +139,8 @@ public struct BatchJob: Sendable, Equatable {
         case merge(video: String, audio: String, output: String, options: MergeOptions)
         /// Previews of a file alone.
         case preview(input: String)
+        /// A composition; its soundtrack may be an http(s) URL.
+        case compose(Composition, output: String)
     }
 
     /// A contact sheet to draw: where, and how.
@@ -166,7 +182,7 @@ public struct BatchJob: Sendable, Equatable {
     /// The file the previews are made of: the merge's output, or the input.
     public var previewSource: String {
         switch work {
-        case .merge(_, _, let output, _): return output
+        case .merge(_, _, let output, _), .compose(_, let output): return output
         case .preview(let input): return input
         }
     }
@@ -174,7 +190,10 @@ public struct BatchJob: Sendable, Equatable {
     /// Every file the job writes.
     public var writes: [String] {
         var files: [String] = []
-        if case .merge(_, _, let output, _) = work { files.append(output) }
+        switch work {
+        case .merge(_, _, let output, _), .compose(_, let output): files.append(output)
+        case .preview: break
+        }
         if let sheet { files.append(sheet.path) }
         if let clip { files.append(clip.path) }
         return files

@@ -123,6 +123,10 @@ public enum BatchReportPage {
             rows += [("output", output), ("video", video), ("audio", audio)]
         case .preview(let input):
             rows.append(("input", input))
+        case .compose(let composition, let output):
+            rows.append(("output", output))
+            rows += composition.clips.enumerated().map { ("clip \($0.offset + 1)", $0.element.path) }
+            if let soundtrack = composition.soundtrack { rows.append(("soundtrack", soundtrack)) }
         }
         if let merge = job.merge {
             rows.append(("duration", "\(fixedPoint(merge.duration, decimals: 3)) s (\(merge.trim))"))
@@ -179,8 +183,7 @@ public enum BatchReportPage {
 extension BatchJobReport {
     /// What the job is about: its output, or its input for a preview-only job.
     public var name: String {
-        if case .merge(_, _, let output, _) = job.work { return output }
-        return job.previewSource
+        job.previewSource
     }
 }
 

@@ -127,26 +127,49 @@ extension MuxEngine {
             for folder in Set(job.writes.map { folderPart(of: $0) }) { try makeFolders(folder) }
         } catch {
             // Charged to the job's first step.
-            if case .merge = job.work { report.fail(.merge, error) } else { report.fail(job.sheet != nil ? .sheet : .clip, error) }
+            if case .preview = job.work { report.fail(job.sheet != nil ? .sheet : .clip, error) } else { report.fail(.merge, error) }
             report.elapsed = clock.now - start
             return report
         }
 
-        if case .merge(let video, let audio, let output, var options) = job.work {
+        // The job's own output, a merge's or a composition's: its inputs
+        // (the soundtrack last, downloaded when it is a URL), and how it is made.
+        let made: (inputs: [String], audio: String?, output: String, make: @Sendable (String?) async throws(MediaMuxError) -> MergeReport)?
+        switch job.work {
+        case .merge(let video, let audio, let output, var options):
+            options.overwrite = true
+            made = ([video], audio, output, { [options] audioPath throws(MediaMuxError) in
+                try await engine.merging.merge(video: video, audio: audioPath ?? audio, output: output, options: options)
+            })
+        case .compose(var composition, let output):
+            composition.options.overwrite = true
+            made = (composition.clips.map(\.path), composition.soundtrack, output, { [composition] audioPath throws(MediaMuxError) in
+                var composition = composition
+                composition.soundtrack = audioPath
+                return try await engine.merging.compose(composition, output: .file(output))
+            })
+        case .preview:
+            made = nil
+        }
+        if let made {
             do {
-                let (audioPath, audioStamp, fetched) = try await downloads.resolve(audio)
-                report.warnings += fetched?.warnings ?? []
-                let key = steps.key(job.settings.work, inputs: [FileStamp.of(video) ?? FileStamp(name: video, bytes: -1), audioStamp])
-                switch steps.decide(.merge, key: key, record: record, output: output) {
+                var stamps = made.inputs.map { FileStamp.of($0) ?? FileStamp(name: $0, bytes: -1) }
+                var audioPath: String?
+                if let audio = made.audio {
+                    let (path, stamp, fetched) = try await downloads.resolve(audio)
+                    report.warnings += fetched?.warnings ?? []
+                    audioPath = path
+                    stamps.append(stamp)
+                }
+                let key = steps.key(job.settings.work, inputs: stamps)
+                switch steps.decide(.merge, key: key, record: record, output: made.output) {
                 case .skip:
                     report.merge = record.steps[.merge]?.merge
                     report.steps.append(.init(step: .merge, outcome: .skipped))
                 case .run(let reason):
-                    options.overwrite = true
-                    let merged = try await engine.merging.merge(video: video, audio: audioPath, output: output, options: options)
-                    let facts = MergeFacts(batch: merged)
+                    let facts = MergeFacts(batch: try await made.make(audioPath))
                     report.merge = facts
-                    try steps.made(.merge, key: key, output: output, in: &record) { $0.merge = facts }
+                    try steps.made(.merge, key: key, output: made.output, in: &record) { $0.merge = facts }
                     report.steps.append(.init(step: .merge, outcome: .done, reason: reason))
                 }
                 report.warnings += report.merge?.warnings ?? []

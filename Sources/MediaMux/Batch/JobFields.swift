@@ -6,6 +6,9 @@ struct JobFields {
     let index: Int
     /// Relative paths are taken from here.
     let folder: String
+    /// What a field's name is prefixed with in messages: "jobs[3]", or
+    /// nothing for a file that is one job (a composition's timeline).
+    let label: String
     private var object: [String: JSONValue] = [:]
     private var read: Set<String> = []
 
@@ -13,6 +16,15 @@ struct JobFields {
         self.manifest = manifest
         self.index = index
         self.folder = folder
+        label = "jobs[\(index)]"
+    }
+
+    /// The fields of a file that is one job.
+    init(file: String, folder: String) {
+        manifest = file
+        index = 0
+        self.folder = folder
+        label = ""
     }
 
     static let mergeFields = [
@@ -20,18 +32,26 @@ struct JobFields {
         "sampleRate", "channels", "volume", "fadeIn", "fadeOut", "loudness", "keepOriginalAudio", "mixOriginal",
         "videoStream", "audioStream", "faststart", "layout", "metadata",
     ]
-    static let fields = mergeFields + ["input", "preview"]
+    /// A composition's: its clips, soundtrack and cuts, and a merge's options but its two inputs.
+    static let compositionFields = ["clips", "soundtrack", "cut"] + mergeFields.filter { $0 != "video" && $0 != "audio" }
+    static let fields = mergeFields + ["input", "preview", "clips", "soundtrack", "cut"]
 
     func problem(_ field: String?, _ text: String) -> MediaMuxError {
-        let option = "jobs[\(index)]" + (field.map { "." + $0 } ?? "")
-        return .invalidOption(option: option, message: "\(manifest): \(option): \(text)")
+        let option = [label.isEmpty ? nil : label, field].compactMap { $0 }.joined(separator: ".")
+        return .invalidOption(option: option.isEmpty ? "timeline" : option, message: "\(manifest): \(option.isEmpty ? "" : option + ": ")\(text)")
     }
 
     mutating func job(from value: JSONValue) throws(MediaMuxError) -> BatchJob {
         guard case .object(let fields) = value else { throw problem(nil, "a job is an object, not \(value.kind)") }
         object = fields
         let work: BatchJob.Work
-        if object["input"] != nil {
+        if object["clips"] != nil {
+            if let merging = ["video", "audio", "input"].first(where: { object[$0] != nil }) {
+                throw problem(merging, "a job with \"clips\" is a composition; its inputs are the clips and the \"soundtrack\"")
+            }
+            let composition = try compositionFields()
+            work = .compose(composition, output: try path("output", required: true)!)
+        } else if object["input"] != nil {
             if let merging = Self.mergeFields.first(where: { object[$0] != nil }) {
                 throw problem(merging, "a job with \"input\" makes previews only; a merge has \"video\", \"audio\" and \"output\"")
             }
@@ -45,16 +65,74 @@ struct JobFields {
         var job = BatchJob(index: index, work: work)
         try readPreview(into: &job)
         job.settings.work = JSONValue.object(object.filter { $0.key != "preview" }).canonicalText
+        try refuseUnknown(Self.fields)
+        return job
+    }
+
+    /// A composition's timeline: one object with a composition job's fields and no previews.
+    mutating func timeline(from value: JSONValue) throws(MediaMuxError) -> (Composition, output: String) {
+        guard case .object(let fields) = value else { throw problem(nil, "a timeline is an object with \"clips\" and \"output\", not \(value.kind)") }
+        object = fields
+        let composition = try compositionFields()
+        let output = try path("output", required: true)!
+        try refuseUnknown(Self.compositionFields + ["output"])
+        return (composition, output)
+    }
+
+    /// A field nothing read is a mistake, named with the nearest known one.
+    private func refuseUnknown(_ known: [String]) throws(MediaMuxError) {
         if let unknown = object.keys.sorted().first(where: { !read.contains($0) }) {
-            let near = Self.fields.first { Self.distance($0.lowercased(), unknown.lowercased()) <= 2 }
+            let near = known.first { Self.distance($0.lowercased(), unknown.lowercased()) <= 2 }
             throw problem(nil, "unknown field \"\(unknown)\"" + (near.map { "; did you mean \"\($0)\"?" } ?? ""))
         }
-        return job
+    }
+
+    /// A composition job's fields (or a timeline's), "output" and "preview" left to the caller.
+    mutating func compositionFields() throws(MediaMuxError) -> Composition {
+        guard case .array(let list)? = take("clips"), !list.isEmpty else {
+            throw problem("clips", "must be a list of clips, each \"FILE\", \"FILE@IN-OUT\" or {\"file\": ..., \"from\": ..., \"to\": ...}")
+        }
+        var clips: [Composition.Clip] = []
+        for (position, value) in list.enumerated() {
+            clips.append(try clip(value, field: "clips[\(position)]"))
+        }
+        let soundtrack = try object["soundtrack"] == nil ? nil : source("soundtrack")
+        let cut = try choice("cut", Self.named(Composition.Cut.allCases)) ?? .exact
+        return Composition(clips: clips, soundtrack: soundtrack, cut: cut, options: try mergeOptions())
+    }
+
+    /// One clip: "FILE", "FILE@IN-OUT", or an object with "file" and "from", "to" (seconds, or "h:mm:ss.fff").
+    private func clip(_ value: JSONValue, field: String) throws(MediaMuxError) -> Composition.Clip {
+        switch value {
+        case .string(let text):
+            guard var clip = Composition.Clip(parsing: text) else {
+                throw problem(field, "must be \"FILE\" or \"FILE@IN-OUT\" with IN and OUT in seconds or h:mm:ss.fff, not \"\(text)\"")
+            }
+            clip.path = resolve(clip.path)
+            return clip
+        case .object(let fields):
+            if let unknown = fields.keys.sorted().first(where: { !["file", "from", "to"].contains($0) }) {
+                throw problem(field, "unknown field \"\(unknown)\" (a clip has \"file\", \"from\" and \"to\")")
+            }
+            guard case .string(let file)? = fields["file"], !file.isEmpty else { throw problem(field + ".file", "must be a file path") }
+            func time(_ key: String) throws(MediaMuxError) -> MediaTime? {
+                switch fields[key] {
+                case nil, .null?: return nil
+                case .number(let seconds)? where seconds.isFinite && seconds >= 0 && seconds < 1e9: return MediaTime(seconds: seconds)
+                case .string(let text)?: if let time = MediaTime(timecode: text) { return time }
+                default: break
+                }
+                throw problem(field + "." + key, "must be a time: seconds, or \"h:mm:ss.fff\"")
+            }
+            return Composition.Clip(resolve(file), from: try time("from"), to: try time("to"))
+        default:
+            throw problem(field, "must be \"FILE\", \"FILE@IN-OUT\" or an object with \"file\", not \(value.kind)")
+        }
     }
 
     // MARK: Merge options
 
-    private mutating func mergeOptions() throws(MediaMuxError) -> MergeOptions {
+    mutating func mergeOptions() throws(MediaMuxError) -> MergeOptions {
         var options = MergeOptions()
         options.orientation = try choice("orientation", Self.named(Orientation.allCases)) ?? options.orientation
         options.video.fit = try choice("fit", Self.named(Fit.allCases)) ?? options.video.fit
@@ -145,7 +223,7 @@ struct JobFields {
         path.hasPrefix("/") || folder == "." ? path : folder + "/" + path
     }
 
-    private mutating func path(_ key: String, required: Bool = false) throws(MediaMuxError) -> String? {
+    mutating func path(_ key: String, required: Bool = false) throws(MediaMuxError) -> String? {
         guard let value = take(key) else {
             if required { throw problem(key, "is missing") }
             return nil

@@ -77,3 +77,56 @@ public struct Composition: Sendable, Equatable {
         self.options = options
     }
 }
+
+extension Composition.Clip {
+    /// A clip as people type it: `FILE`, or `FILE@IN-OUT` with IN and OUT
+    /// as `MediaTime(timecode:)` reads them, either left out (`FILE@5-`
+    /// runs to the end, `FILE@-1:00` starts at the beginning). What follows
+    /// the last `@` is a range when it holds only digits, `:`, `.` and a
+    /// `-` (so a file name may hold an `@`), and must then be a valid one:
+    /// nil for `a.mp4@1:75-2`.
+    public init?(parsing text: String) {
+        guard !text.isEmpty else { return nil }
+        guard let at = text.lastIndex(of: "@"), case let suffix = text[text.index(after: at)...],
+              suffix.contains("-"), suffix.allSatisfy({ $0.isASCII && ($0.isNumber || ":.-".contains($0)) })
+        else {
+            self.init(text)
+            return
+        }
+        let parts = suffix.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = String(text[..<at])
+        guard !path.isEmpty, parts.count == 2, !(parts[0].isEmpty && parts[1].isEmpty) else { return nil }
+        var times: [MediaTime?] = []
+        for part in parts {
+            if part.isEmpty {
+                times.append(nil)
+            } else {
+                guard let time = MediaTime(timecode: part) else { return nil }
+                times.append(time)
+            }
+        }
+        self.init(path, from: times[0], to: times[1])
+    }
+}
+
+extension MediaTime {
+    /// A time as people type it: seconds (`12.5`), `m:ss.fff` or
+    /// `h:mm:ss.fff` (`1:02.5`, `0:01:02.500`), to the microsecond; minutes
+    /// and seconds after a colon below 60. Nil for anything else, or a
+    /// negative or enormous time.
+    public init?(timecode text: some StringProtocol) {
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(fields.count) else { return nil }
+        var seconds = 0.0
+        for (i, field) in fields.enumerated() {
+            let isLast = i == fields.count - 1
+            guard !field.isEmpty, field.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
+                  let value = Double(field), value.isFinite, value < 1e9
+            else { return nil }
+            if i > 0, value >= 60 { return nil }
+            seconds = seconds * 60 + value
+        }
+        guard seconds < 1e9 else { return nil }
+        self.init(seconds: seconds)
+    }
+}
