@@ -194,6 +194,8 @@ import TestSupport
         #expect(report.endReason == .videoEndsFirst)
         #expect(report.audio.source == soundtrack)
         #expect(report.audio.encoding == nil, "AAC into MP4 is copied, as a merge copies it")
+        // The clips' own sound is said to be left out, once for the file.
+        #expect(report.leftOut.map(\.reason) == ["the soundtrack replaces the video's own audio"], "\(report.leftOut)")
         let (movie, _) = try checkLayout(output, lasting: 4, frameRate: 30)
         let audio = try #require(movie.audioTracks.first)
         let shown = audio.presentedDuration(movieTimescale: movie.movieTimescale)

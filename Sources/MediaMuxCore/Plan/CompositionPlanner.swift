@@ -185,14 +185,16 @@ extension MergePlanner {
             audio.spans = Self.spans(of: audio, loop: ending.loop, reason: audio.encoding?.reason ?? "copied")
             end = ending.end
             endReason = ending.reason
-            leftOut = soundtrack.streams.filter { $0.index != stream.index }.map {
-                MergePlan.LeftOut(
-                    path: soundtrack.path, streamIndex: $0.index, what: "\($0.kind.rawValue) \($0.codec)",
-                    reason: $0.kind == .audio ? "only one audio stream is copied" : "\($0.kind.rawValue) streams are not copied",
-                    choosable: $0.kind == .audio)
-            }
+            leftOut = soundtrack.streams.filter { $0.index != stream.index }.map { Self.leftOut($0, in: soundtrack, soundtrackElsewhere: false) }
         } else {
             audio = try ownSound(of: landed, total: total, container: container, options: options, output: output)
+        }
+        // The clips' other streams, each file once: with a soundtrack their sound too; without, all but the first audio stream.
+        var listed: Set<String> = []
+        for clip in clips where listed.insert(clip.info.path).inserted {
+            let own = soundtrack == nil ? clip.info.audioStreams.first?.index : nil
+            leftOut += clip.info.streams.filter { $0.index != clip.stream.index && $0.index != own }
+                .map { Self.leftOut($0, in: clip.info, soundtrackElsewhere: soundtrack != nil) }
         }
         // The video as the end decides: cut short with a soundtrack that
         // ends first, or its last frame held until one that ends later.
@@ -371,7 +373,7 @@ extension MergePlanner {
         let sounding = clips.compactMap { clip in sound(of: clip).map { (clip, $0) } }
         guard let (firstClip, firstStream) = sounding.first else {
             throw MediaMuxError.invalidOption(option: "Composition.soundtrack", message:
-                "none of the clips has sound, and no soundtrack is given; give one")
+                "none of the clips has sound, and no soundtrack is given; give one (a composition without sound is not made yet)")
         }
         func placed(_ clip: LandedClip, _ stream: StreamInfo) throws -> MergePlan.Track {
             do {

@@ -160,24 +160,6 @@ package struct MergePlanner: Sendable {
     /// Every stream of the inputs besides the two copied, with the reason.
     static func leftOut(of video: MediaInfo, copying videoIndex: Int, of audio: MediaInfo, copying audioIndex: Int) -> [MergePlan.LeftOut] {
         let sameFile = video.path == audio.path
-        func leftOut(_ stream: StreamInfo, in info: MediaInfo, soundtrackElsewhere: Bool) -> MergePlan.LeftOut {
-            let reason: String
-            switch (stream.kind, stream.codecTag) {
-            case (.video, _) where stream.isAttachedPicture: reason = "cover art is not copied"
-            case (.video, _): reason = "only one video stream is copied"
-            case (.audio, _) where soundtrackElsewhere: reason = "the soundtrack replaces the video's own audio"
-            case (.audio, _): reason = "only one audio stream is copied"
-            case (.subtitle, _): reason = "subtitles are not copied"
-            case (.data, "tmcd"): reason = "timecode is not copied"
-            case (.data, "mebx"): reason = "timed metadata is not copied"
-            default: reason = "\(stream.kind.rawValue) streams are not copied"
-            }
-            let tag = stream.codecTag.map { stream.codec == "none" ? $0 : "\(stream.codec) (\($0))" } ?? stream.codec
-            let choosable = !stream.isAttachedPicture && !(soundtrackElsewhere && stream.kind == .audio) && (stream.kind == .video || stream.kind == .audio)
-            return MergePlan.LeftOut(
-                path: info.path, streamIndex: stream.index, what: "\(stream.kind.rawValue) \(tag)", reason: reason,
-                choosable: choosable)
-        }
         var result = video.streams
             .filter { $0.index != videoIndex && !(sameFile && $0.index == audioIndex) }
             .map { leftOut($0, in: video, soundtrackElsewhere: !sameFile) }
@@ -185,6 +167,27 @@ package struct MergePlanner: Sendable {
             result += audio.streams.filter { $0.index != audioIndex }.map { leftOut($0, in: audio, soundtrackElsewhere: false) }
         }
         return result
+    }
+
+    /// One stream not copied, with the reason: `soundtrackElsewhere` when
+    /// the sound comes from another file, which replaces this file's own.
+    static func leftOut(_ stream: StreamInfo, in info: MediaInfo, soundtrackElsewhere: Bool) -> MergePlan.LeftOut {
+        let reason: String
+        switch (stream.kind, stream.codecTag) {
+        case (.video, _) where stream.isAttachedPicture: reason = "cover art is not copied"
+        case (.video, _): reason = "only one video stream is copied"
+        case (.audio, _) where soundtrackElsewhere: reason = "the soundtrack replaces the video's own audio"
+        case (.audio, _): reason = "only one audio stream is copied"
+        case (.subtitle, _): reason = "subtitles are not copied"
+        case (.data, "tmcd"): reason = "timecode is not copied"
+        case (.data, "mebx"): reason = "timed metadata is not copied"
+        default: reason = "\(stream.kind.rawValue) streams are not copied"
+        }
+        let tag = stream.codecTag.map { stream.codec == "none" ? $0 : "\(stream.codec) (\($0))" } ?? stream.codec
+        let choosable = !stream.isAttachedPicture && !(soundtrackElsewhere && stream.kind == .audio) && (stream.kind == .video || stream.kind == .audio)
+        return MergePlan.LeftOut(
+            path: info.path, streamIndex: stream.index, what: "\(stream.kind.rawValue) \(tag)", reason: reason,
+            choosable: choosable)
     }
 
     static func container(for output: String) throws -> MergePlan.Container {
