@@ -41,7 +41,8 @@ DEMO_WIDE  := .build/demo/landscape.mp4
 
 # The phone clip merged as it is shown (portrait, upright, copied), then
 # re-framed into a landscape frame (encoded); a contact sheet of each
-# output, as players show it (the README's pictures), and a preview clip.
+# output, as players show it (the README's pictures), and a preview clip;
+# three clips of one recording composed by copy, with its sheet.
 demo: build
 	@mkdir -p $(dir $(DEMO_OUT))
 	.build/release/muxctl merge --force $(DEMO_VIDEO) $(DEMO_AUDIO) $(DEMO_OUT)
@@ -50,6 +51,9 @@ demo: build
 	.build/release/muxctl preview --force $(DEMO_OUT) --sheet $(dir $(DEMO_OUT))sheet.png --frames 6 --columns 6 --size 160
 	.build/release/muxctl preview --force $(DEMO_WIDE) --sheet $(dir $(DEMO_OUT))sheet-landscape.png --frames 6 --columns 3 --size 240
 	.build/release/muxctl preview --force $(DEMO_OUT) --clip $(dir $(DEMO_OUT))preview.mp4 --seconds 2
+	.build/release/muxctl compose --force $(dir $(DEMO_OUT))composed.mp4 --soundtrack TestMedia/aac_7s.m4a \
+	  --clip TestMedia/h264_bframes_aac.mp4@2-3 --clip TestMedia/h264_bframes_aac.mp4@0-1 --clip TestMedia/h264_bframes_aac.mp4@3-
+	.build/release/muxctl preview --force $(dir $(DEMO_OUT))composed.mp4 --sheet $(dir $(DEMO_OUT))sheet-composed.png --frames 6 --columns 6 --size 160
 
 # The real files other projects made (phones, encoders, recorders) are read
 # from the samples folder, never copied here: MEDIAMUX_SAMPLES, by default
