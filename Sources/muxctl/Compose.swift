@@ -21,9 +21,11 @@ extension MuxCtl {
             abstract: "Put clips in sequence into OUTPUT, each trimmed to a range, by copy, with a soundtrack over the whole or the clips' own sound.",
             discussion: """
             Each --clip is FILE or FILE@IN-OUT (seconds, or h:mm:ss.fff; FILE@5- runs to the end). Clips are copied \
-            and joined under one sample entry, so their video must agree: the same codec, size, rotation and \
-            parameter sets (clips from one camera or phone do). Cuts fall at the frames asked for when copying \
-            can start and stop there (at keyframes); --cut keyframe moves each cut to a keyframe instead, so \
+            and joined under one sample entry when their video agrees: the same codec, size, rotation and \
+            parameter sets (clips from one camera or phone do). Cuts fall at the frames asked for; where a cut \
+            falls inside a GOP or a clip differs, every clip is encoded to the first clip's format, each turned \
+            upright and fitted into its frame (--fit, --size, --video-quality, --video-preset), and the summary \
+            says why. --cut keyframe copies only, moving each cut outward to a keyframe, so \
             that nothing asked for is lost, and the summary says where each landed. With --soundtrack the file's \
             audio plays over the whole, as merge lays audio over a video (--end, --loop-audio, --audio-offset, \
             fades, loudness); without it the clips' own sound is the audio: one clip's copied, several joined \
@@ -48,6 +50,7 @@ extension MuxCtl {
         @Option(name: .customLong("audio-stream"), help: "Which audio stream of the soundtrack, counting from 0.")
         var audioStream: Int?
 
+        @OptionGroup var encoded: VideoFlags
         @OptionGroup var written: OutputFlags
         @OptionGroup var sound: SoundFlags
         @OptionGroup var download: DownloadFlags
@@ -60,7 +63,7 @@ extension MuxCtl {
 
         func validate() throws {
             if isTimeline {
-                var asked = MergeOptions()
+                var asked = MergeOptions(video: encoded.options)
                 written.apply(to: &asked, streaming: false)
                 sound.apply(to: &asked)
                 asked.overwrite = false
@@ -81,7 +84,7 @@ extension MuxCtl {
             let force = written.force
             var job: CompositionJob?
             if timeline == nil {
-                var options = MergeOptions(videoStream: videoStream, audioStream: audioStream)
+                var options = MergeOptions(videoStream: videoStream, audioStream: audioStream, video: encoded.options)
                 written.apply(to: &options, streaming: streams)
                 sound.apply(to: &options)
                 job = CompositionJob(

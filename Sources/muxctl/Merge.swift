@@ -69,17 +69,7 @@ extension MuxCtl {
                 valueName: "shape"))
         var orientation: Orientation?
 
-        @Option(help: "blur, pad or crop: how a re-framed picture fills its frame (blurred sides, black, or cut to cover it). Default: blur.")
-        var fit: Fit?
-
-        @Option(help: ArgumentHelp("The re-framed frame, WxH (default: 16:9 or 9:16 at the picture's short side).", valueName: "WxH"))
-        var size: FrameSize?
-
-        @Option(name: .customLong("video-quality"), help: ArgumentHelp("The encoder's CRF for re-framed video, 0-51, lower is better (default: 23 for H.264 and HEVC).", valueName: "crf"))
-        var videoQuality: Int?
-
-        @Option(name: .customLong("video-preset"), help: ArgumentHelp("The encoder's preset for re-framed video (default: veryfast for H.264, superfast for HEVC).", valueName: "name"))
-        var videoPreset: String?
+        @OptionGroup var encoded: VideoFlags
 
         @Option(help: "Clockwise display rotation to write (0, 90, 180, 270), by copy, for a file whose recorded orientation is wrong; overrides --orientation.")
         var rotate: Int?
@@ -115,11 +105,9 @@ extension MuxCtl {
 
         func run() async throws {
             let engine = common.engine
-            var reframing = VideoOptions(frameSize: size?.size, quality: videoQuality, preset: videoPreset)
-            if let fit { reframing.fit = fit }
             var options = MergeOptions(
                 videoStream: videoStream, audioStream: audioStream, orientation: orientation ?? MergeOptions().orientation,
-                rotation: rotate, video: reframing)
+                rotation: rotate, video: encoded.options)
             written.apply(to: &options, streaming: streamsToStandardOutput)
             sound.apply(to: &options)
             let streams = streamsToStandardOutput
@@ -164,6 +152,28 @@ extension MuxCtl {
                 if let preview { say("  preview: \(images.count) thumbnails in \(preview)") }
             }
         }
+    }
+}
+
+/// How video that is encoded is fitted and encoded: what merge (re-framing)
+/// and compose (clips that cannot be copied) share.
+struct VideoFlags: ParsableArguments {
+    @Option(help: "blur, pad or crop: how an encoded picture fills its frame (blurred sides, black, or cut to cover it). Default: blur.")
+    var fit: Fit?
+
+    @Option(help: ArgumentHelp("The encoded frame, WxH (merge: 16:9 or 9:16 at the picture's short side; compose: the first clip's picture).", valueName: "WxH"))
+    var size: FrameSize?
+
+    @Option(name: .customLong("video-quality"), help: ArgumentHelp("The encoder's CRF for encoded video, 0-51, lower is better (default: 23 for H.264 and HEVC).", valueName: "crf"))
+    var videoQuality: Int?
+
+    @Option(name: .customLong("video-preset"), help: ArgumentHelp("The encoder's preset for encoded video (default: veryfast for H.264, superfast for HEVC).", valueName: "name"))
+    var videoPreset: String?
+
+    var options: VideoOptions {
+        var options = VideoOptions(frameSize: size?.size, quality: videoQuality, preset: videoPreset)
+        if let fit { options.fit = fit }
+        return options
     }
 }
 

@@ -148,9 +148,13 @@ extension MergePlanner {
         var place = MediaTime.zero()
         video.spans = landed.map { clip in
             let track = clip.clip.track
+            var reading: MergePlan.Span.Reading? = clip.clip.index == 0 ? nil : .init(of: track)
+            if encoding != nil, let shown = clip.clip.stream.displaySize {
+                // The encoding turns and fits each clip's pictures as they are.
+                reading?.picture = .init(turn: clip.clip.stream.uprightTurn, shown: shown)
+            }
             var span = MergePlan.Span(
-                source: .init(
-                    path: track.path, streamIndex: track.streamIndex, reading: clip.clip.index == 0 ? nil : .init(of: track)),
+                source: .init(path: track.path, streamIndex: track.streamIndex, reading: reading),
                 sourceRange: (track.origin + clip.start)..<(track.origin + clip.end), place: place, duration: clip.length,
                 decision: encoding == nil ? .copy : .encode, reason: clip.reason)
             // The clip's place in the track, for the report; a copy also joins by it.
@@ -226,8 +230,9 @@ extension MergePlanner {
     /// How every clip is encoded when one cannot be copied: as the first
     /// clip's video would be re-framed into its own shape (its codec where
     /// MediaMux encodes it, its picture size as shown or the options' frame,
-    /// upright), each clip's pictures scaled to that frame. Clips of another
-    /// shape or turn than the first's are refused: fitting them is not made yet.
+    /// upright), each clip's pictures turned upright and fitted into that
+    /// frame as `options.video.fit` says (a portrait clip in a landscape
+    /// composition: blurred sides by default).
     func compositionEncoding(
         of landed: [LandedClip], because why: String, options: MergeOptions, container: MergePlan.Container, output: String
     ) throws -> VideoEncoding {
@@ -235,16 +240,9 @@ extension MergePlanner {
         guard let shown = first.stream.displaySize else {
             throw MediaMuxError.damaged(path: first.info.path, detail: "the video stream has no picture size")
         }
-        for clip in landed.dropFirst() {
-            let other = clip.clip.stream
-            let size = other.displaySize ?? shown
-            let sameShape = abs(Double(size.width) * Double(shown.height) - Double(size.height) * Double(shown.width))
-                <= Double(shown.width + shown.height)
-            guard sameShape, other.uprightTurn == first.stream.uprightTurn else {
-                throw MediaMuxError.invalidOption(option: "Composition.clips", message:
-                    "its picture is shown \(size) turned \(other.rotation)°, not \(shown) turned \(first.stream.rotation)° as the first clip's; the clips must be encoded (\(why)), and fitting clips of another shape or turn into one frame is not made yet")
-                    .inClip(clip.clip.index, file: clip.clip.clip.path)
-            }
+        for clip in landed.dropFirst() where clip.clip.stream.displaySize == nil {
+            throw MediaMuxError.damaged(path: clip.clip.info.path, detail: "the video stream has no picture size")
+                .inClip(clip.clip.index, file: clip.clip.clip.path)
         }
         let frame = options.video.frameSize
             ?? VideoSize(width: max(Self.smallestFrameSide, shown.width / 2 * 2), height: max(Self.smallestFrameSide, shown.height / 2 * 2))

@@ -150,6 +150,11 @@ public struct MergePlan: Sendable, Equatable {
             public var isFragmented: Bool
             public var fragmentSamples: FragmentSamples?
             public var marksFirstRandomAccessPoint: Bool
+            /// For a span that is encoded: its pictures' turn and size as
+            /// shown, when they differ from those the track's encoding was
+            /// made for (a clip of another shape or turn, fitted into the
+            /// same frame); nil for the encoding's own.
+            public var picture: SourcePicture?
 
             /// How `track` reads its own stream.
             public init(of track: Track) {
@@ -162,6 +167,19 @@ public struct MergePlan: Sendable, Equatable {
                 isFragmented = track.isFragmented
                 fragmentSamples = track.fragmentSamples
                 marksFirstRandomAccessPoint = track.marksFirstRandomAccessPoint
+            }
+        }
+
+        /// A source's pictures as the encoding turns and fits them.
+        public struct SourcePicture: Sendable, Equatable {
+            /// How the decoded pictures are turned upright.
+            public var turn: PictureTurn
+            /// Their size as shown, upright.
+            public var shown: VideoSize
+
+            public init(turn: PictureTurn, shown: VideoSize) {
+                self.turn = turn
+                self.shown = shown
             }
         }
 

@@ -19,6 +19,8 @@ final class EncodedVideoReader: PacketSource {
     private var span: DecodedSpan
     /// The track's one encoder, which every span's pictures go to.
     private let encoder: VideoSpanEncoder
+    /// The pictures the encoding was made for: a span whose source's differ says so (`Span.Reading.picture`).
+    private let ownPicture: MergePlan.Span.SourcePicture
     private let cancellation: CancellationFlag
     private let endTick: Int64
     /// Rejected packets, by source file, of the spans done.
@@ -35,6 +37,7 @@ final class EncodedVideoReader: PacketSource {
     ) throws {
         self.cancellation = cancellation
         self.track = track
+        ownPicture = .init(turn: encoding.turn, shown: encoding.picture)
         readers = try SpanReaders(inputs: inputs, track: track, decision: .encode)
         let inputStream = try readers.inputs.own.plannedStream(track.streamIndex, kind: .video)
         timeBase = readers.first.timeBase
@@ -103,6 +106,8 @@ final class EncodedVideoReader: PacketSource {
         guard let (next, view) = try readers.begin(placed: nil) else { return false }
         let place = next.place.ticks(of: track.timeBase, rounding: .nearest)
         let stream = try readers.current.demuxer.plannedStream(view.streamIndex, kind: .video)
+        let picture = next.source?.reading?.picture ?? ownPicture
+        try encoder.takePictures(turned: picture.turn, shown: picture.shown)
         span = try DecodedSpan(reader: readers.current, stream: stream, place: place, end: view.end.ticks(of: track.timeBase, rounding: .up))
         return true
     }

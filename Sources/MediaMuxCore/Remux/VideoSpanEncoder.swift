@@ -11,7 +11,9 @@ package import CFFmpeg
 package final class VideoSpanEncoder {
     /// The track's time base: the pictures' times and the packets'.
     package let timeBase: AVRational
-    private let encoding: VideoEncoding
+    /// What the graph is made from: the track's encoding, with the turn
+    /// and size of the pictures of the span being encoded.
+    private var encoding: VideoEncoding
     private let encoder: EncoderHandle
     private let encoderThread: EncoderThread
     /// The file the pictures come from, named by errors.
@@ -21,7 +23,7 @@ package final class VideoSpanEncoder {
     private var graph: FilterGraph?
     private var graphInput: PictureFormat?
     /// For an encoding that only scales and turns, in place of the graph.
-    private let direct: ScaledUprightPictures?
+    private var direct: ScaledUprightPictures?
     private let filtered: FrameBuffer
     /// The latest picture sent, whose duration the next picture's time gives.
     private var undatedTime: Int64?
@@ -159,6 +161,19 @@ package final class VideoSpanEncoder {
         try graph.send(frame)
         av_frame_unref(frame.pointer)
         try drainGraph()
+    }
+
+    /// The pictures from here on are turned by `turn` and are `shown`
+    /// large upright (a later span's source of another shape or turn): what
+    /// the graph has is flushed, and the next picture gets a graph of its own.
+    package func takePictures(turned turn: PictureTurn, shown: VideoSize) throws {
+        guard turn != encoding.turn || shown != encoding.picture else { return }
+        try graph?.send(nil)
+        try drainGraph()
+        graph = nil
+        encoding.turn = turn
+        encoding.picture = shown
+        if direct != nil { direct = try ScaledUprightPictures(encoding: encoding, path: path) }
     }
 
     /// The last picture is shown until `end`; the encoder's delayed packets follow.
