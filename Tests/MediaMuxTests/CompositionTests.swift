@@ -223,6 +223,29 @@ import TestSupport
         #expect(abs(shown - 4) < 0.001, "the soundtrack is cut at 4 s, not \(shown) s")
     }
 
+    @Test func theClipsOwnSoundKeptBesideASoundtrackIsASecondTrackOffUntilChosen() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("kept.mp4")
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        var composition = Composition(
+            clips: [.init(source, to: seconds(1)), .init(source, from: seconds(2))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
+        composition.options.originalAudio = .kept
+        let report = try await engine.compose(composition, output: .file(output))
+        let kept = try #require(report.originalAudio)
+        #expect(kept.encoding != nil, "two clips' sound, joined into one track")
+        #expect(report.leftOut.isEmpty, "\(report.leftOut)")
+        let (movie, _) = try checkLayout(output, lasting: 3, frameRate: 30)
+        #expect(movie.audioTracks.count == 2)
+        let second = try #require(movie.audioTracks.last)
+        #expect(!second.isEnabled)
+        let sound = try AudioSamples.played(second, movieTimescale: movie.movieTimescale)
+        #expect(abs(Double(sound.delay + sound.count) / Double(sound.sampleRate) - 3) < 0.001)
+
+        composition.options.originalAudio = .mixed(level: -6)
+        let error = try await #require(throws: MediaMuxError.self) { try await engine.plan(composition, output: .file(output + ".2.mp4")) }
+        #expect(error.description.contains("mixing the clips' own sound under a soundtrack is not made yet"), "\(error)")
+    }
+
     @Test func aStreamedCompositionIsTheFragmentedFile() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("h264_bframes_aac.mp4")

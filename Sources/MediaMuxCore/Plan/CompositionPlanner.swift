@@ -169,9 +169,9 @@ extension MergePlanner {
         var endReason = MergePlan.EndReason.clipsEnd
         var leftOut: [MergePlan.LeftOut] = []
         if let soundtrack {
-            if options.originalAudio != .replaced {
+            if case .mixed = options.originalAudio {
                 throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message:
-                    "keeping or mixing the clips' own sound under a soundtrack is not made yet for compositions")
+                    "mixing the clips' own sound under a soundtrack is not made yet for compositions; keeping it as a second track is (--keep-original-audio)")
             }
             let stream = try Self.pick(.audio, from: soundtrack, soundtrack.audioStreams, options.audioStream)
             try Self.checkUnread(stream, of: soundtrack.path)
@@ -193,10 +193,21 @@ extension MergePlanner {
         } else {
             audio = try ownSound(of: landed, total: total, container: container, options: options, output: output)
         }
+        // The clips' own sound kept beside the soundtrack, as a merge keeps a video's: a second track, off until chosen,
+        // copied where it can be, as it is (the soundtrack's level options are not its).
+        var original: MergePlan.Track?
+        if soundtrack != nil, options.originalAudio == .kept {
+            var plain = options
+            plain.audio = AudioOptions()
+            var kept = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio)
+            kept.end = min(kept.end, end)
+            kept.spans = Self.cut(kept.spans, at: end)
+            original = kept
+        }
         // The clips' other streams, each file once: with a soundtrack their sound too; without, all but the first audio stream.
         var listed: Set<String> = []
         for clip in clips where listed.insert(clip.info.path).inserted {
-            let own = soundtrack == nil ? clip.info.audioStreams.first?.index : nil
+            let own = soundtrack == nil || original != nil ? clip.info.audioStreams.first?.index : nil
             leftOut += clip.info.streams.filter { $0.index != clip.stream.index && $0.index != own }
                 .map { Self.leftOut($0, in: clip.info, soundtrackElsewhere: soundtrack != nil) }
         }
@@ -216,10 +227,11 @@ extension MergePlanner {
             : RotationDecision(
                 degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
         return MergePlan(
-            outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio], mix: nil, end: end,
+            outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio] + (original.map { [$0] } ?? []),
+            mix: nil, end: end,
             endReason: endReason, rotation: rotation,
             movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
-                faststart: options.faststart, video: video, audio: [audio],
+                faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),
                 metadataBytes: first.info.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             // From fragments: FFmpeg's muxer would keep an entry for every sample of every clip.
             sampleTables: encoding == nil && !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer,
@@ -360,7 +372,17 @@ extension MergePlanner {
     /// decoded and encoded as one track, each clip's from its start to its
     /// end, silence where a clip has none.
     func ownSound(
-        of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String
+        of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String,
+        role: MergePlan.Track.Role = .soundtrack
+    ) throws -> MergePlan.Track {
+        var audio = try ownSoundTrack(of: clips, total: total, container: container, options: options, output: output, role: role)
+        audio.isEnabled = role != .originalAudio
+        return audio
+    }
+
+    private func ownSoundTrack(
+        of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String,
+        role: MergePlan.Track.Role
     ) throws -> MergePlan.Track {
         // A clip's sound, when it plays during the clip: on the file's timeline, the clip lies after its video's start.
         func sound(of clip: LandedClip) -> StreamInfo? {
@@ -376,7 +398,7 @@ extension MergePlanner {
         func placed(_ clip: LandedClip, _ stream: StreamInfo) throws -> MergePlan.Track {
             do {
                 try Self.checkUnread(stream, of: clip.clip.info.path)
-                var track = try Self.track(stream, in: clip.clip.info, role: .soundtrack, keepsMetadata: options.keepsMetadata)
+                var track = try Self.track(stream, in: clip.clip.info, role: role, keepsMetadata: options.keepsMetadata)
                 // As the clip's video is placed: its file's time at the clip's start is zero.
                 let videoStart = clip.clip.stream.start ?? .zero()
                 track = try Self.offset(track, by: .zero() - videoStart - clip.start, path: clip.clip.info.path)
