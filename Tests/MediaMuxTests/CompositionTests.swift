@@ -241,9 +241,38 @@ import TestSupport
         let sound = try AudioSamples.played(second, movieTimescale: movie.movieTimescale)
         #expect(abs(Double(sound.delay + sound.count) / Double(sound.sampleRate) - 3) < 0.001)
 
-        composition.options.originalAudio = .mixed(level: -6)
-        let error = try await #require(throws: MediaMuxError.self) { try await engine.plan(composition, output: .file(output + ".2.mp4")) }
-        #expect(error.description.contains("mixing the clips' own sound under a soundtrack is not made yet"), "\(error)")
+    }
+
+    @Test func theClipsOwnSoundMixedUnderASoundtrackPlaysWhereEachClipDoes() async throws {
+        let folder = try TemporaryFolder()
+        let output = folder.path("mixed.mp4")
+        // The clips' sound is 880 Hz for the source's first 3 s; the soundtrack 440 Hz throughout.
+        let source = TestMedia.fixture("h264_bframes_aac.mp4")
+        var composition = Composition(
+            clips: [.init(source, to: seconds(1)), .init(source, from: seconds(2))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
+        composition.options.originalAudio = .mixed(level: 0)
+        let report = try await engine.compose(composition, output: .file(output))
+        #expect(report.audio.encoding?.reason.contains("mixed with the video's own audio") == true, "\(String(describing: report.audio.encoding))")
+        #expect(report.originalAudio == nil)
+        let (movie, _) = try checkLayout(output, lasting: 3, frameRate: 30)
+        let audio = try #require(movie.audioTracks.first)
+        let sound = try AudioSamples.played(audio, movieTimescale: movie.movieTimescale)
+        let rate = sound.sampleRate
+        let left = sound.channels[0]
+        func tones(from start: Double, to end: Double) -> (a440: Double, a880: Double) {
+            let samples = left[(Int(start * Double(rate)) + sound.delay)..<(Int(end * Double(rate)) + sound.delay)]
+            return (AudioSamples.amplitude(at: 440, in: samples, sampleRate: rate), AudioSamples.amplitude(at: 880, in: samples, sampleRate: rate))
+        }
+        // The first clip's sound (0-1 s), the second's from 2 s of its file (1-2 s here), none from its 3 s on (2-3 s).
+        for (start, end, clipSounds) in [(0.1, 0.9, true), (1.1, 1.9, true), (2.1, 2.9, false)] {
+            let (a440, a880) = tones(from: start, to: end)
+            #expect(a440 > 0.05, "the soundtrack at \(start)-\(end) s: \(a440)")
+            if clipSounds {
+                #expect(a880 > 0.05, "the clip's sound at \(start)-\(end) s: \(a880)")
+            } else {
+                #expect(a880 < 0.01, "no clip sound at \(start)-\(end) s: \(a880)")
+            }
+        }
     }
 
     @Test func aStreamedCompositionIsTheFragmentedFile() async throws {

@@ -168,11 +168,8 @@ extension MergePlanner {
         var end = total
         var endReason = MergePlan.EndReason.clipsEnd
         var leftOut: [MergePlan.LeftOut] = []
+        var mix: MergePlan.Mix?
         if let soundtrack {
-            if case .mixed = options.originalAudio {
-                throw MediaMuxError.invalidOption(option: "MergeOptions.originalAudio", message:
-                    "mixing the clips' own sound under a soundtrack is not made yet for compositions; keeping it as a second track is (--keep-original-audio)")
-            }
             let stream = try Self.pick(.audio, from: soundtrack, soundtrack.audioStreams, options.audioStream)
             try Self.checkUnread(stream, of: soundtrack.path)
             let placed = try Self.placeSoundtrack(
@@ -180,8 +177,17 @@ extension MergePlanner {
                 options: options, output: output)
             audio = placed.0
             let ending = placed.1
+            if case .mixed(let level) = options.originalAudio {
+                // The clips' own sound under the soundtrack: one track from the output's start to its end, silent where neither plays.
+                var plain = options
+                plain.audio = AudioOptions()
+                let original = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio)
+                mix = MergePlan.Mix(original: original, level: level)
+                audio.sourceStart = .zero()
+                audio.end = ending.end
+            }
             if let encoding = try audioEncoding(
-                for: stream, in: container, options: options.audio, repeating: ending.loop != nil, output: output) {
+                for: stream, in: container, options: options.audio, repeating: ending.loop != nil, mixingLevel: mix?.level, output: output) {
                 try Self.checkUnread(stream, of: soundtrack.path, yet: ("encoded (\(encoding.reason))", "MergeOptions.audio"))
                 try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: soundtrack.path)
                 audio = Self.encoded(audio, as: encoding)
@@ -207,7 +213,7 @@ extension MergePlanner {
         // The clips' other streams, each file once: with a soundtrack their sound too; without, all but the first audio stream.
         var listed: Set<String> = []
         for clip in clips where listed.insert(clip.info.path).inserted {
-            let own = soundtrack == nil || original != nil ? clip.info.audioStreams.first?.index : nil
+            let own = soundtrack == nil || original != nil || mix != nil ? clip.info.audioStreams.first?.index : nil
             leftOut += clip.info.streams.filter { $0.index != clip.stream.index && $0.index != own }
                 .map { Self.leftOut($0, in: clip.info, soundtrackElsewhere: soundtrack != nil) }
         }
@@ -228,7 +234,7 @@ extension MergePlanner {
                 degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
         return MergePlan(
             outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio] + (original.map { [$0] } ?? []),
-            mix: nil, end: end,
+            mix: mix, end: end,
             endReason: endReason, rotation: rotation,
             movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
                 faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),

@@ -53,11 +53,19 @@ final class EncodedAudioReader: PacketSource {
                 measureLimited: { try measure(after: $0).integrated })
         }
         let mixing = try mix.map { mix in
-            // The original's span over the same output samples: its source time at the output's zero on.
-            let reader = try AudioSpanReader(
-                demuxer: DemuxerHandle(path: mix.original.path, cancellation: cancellation), streamIndex: mix.original.streamIndex,
-                zero: mix.original.origin + track.sourceStart, samples: samples, rate: rate, channels: encoding.channels,
-                cancellation: cancellation)
+            let demuxer = try DemuxerHandle(path: mix.original.path, cancellation: cancellation)
+            let reader: AudioSpanReader
+            if mix.original.spans.isEmpty {
+                // The original's span over the same output samples: its source time at the output's zero on.
+                reader = try AudioSpanReader(
+                    demuxer: demuxer, streamIndex: mix.original.streamIndex, zero: mix.original.origin + track.sourceStart,
+                    samples: samples, rate: rate, channels: encoding.channels, cancellation: cancellation)
+            } else {
+                // Spans of several sources (a composition's clips), each played where it is placed.
+                reader = try AudioSpanReader(
+                    demuxer: demuxer, plays: Self.plays(of: mix.original, from: track.sourceStart), samples: samples, rate: rate,
+                    channels: encoding.channels, cancellation: cancellation)
+            }
             return (reader: reader, level: mix.level)
         }
         encoder = try AudioSpanEncoder(
@@ -70,12 +78,13 @@ final class EncodedAudioReader: PacketSource {
     /// The track's spans as the stretches its samples play, each from its
     /// source (a loop: one for each play of the track's own stream), on the
     /// track's timeline from its start: a span's range starts at its place.
-    private static func plays(of track: MergePlan.Track) throws -> [AudioSpanReader.Play] {
+    private static func plays(of track: MergePlan.Track, from origin: MediaTime? = nil) throws -> [AudioSpanReader.Play] {
+        let origin = origin ?? track.sourceStart
         let plays = track.spans.compactMap { span -> AudioSpanReader.Play? in
             guard let source = span.source, let range = span.sourceRange else { return nil }
-            let start = span.place - track.sourceStart
+            let start = span.place - origin
             return AudioSpanReader.Play(
-                path: source.path, streamIndex: source.streamIndex, zero: range.lowerBound - start, start: start, end: span.end - track.sourceStart)
+                path: source.path, streamIndex: source.streamIndex, zero: range.lowerBound - start, start: start, end: span.end - origin)
         }
         guard !plays.isEmpty else {
             throw MediaMuxError.unexpected(path: track.path, detail: "internal error: an encoded audio track with no span to play; please report it")
