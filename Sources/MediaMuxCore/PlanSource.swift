@@ -35,7 +35,12 @@ package enum PlanSource: Sendable {
                 do {
                     let start = try CutScan.scan(clip.track, at: clip.start, cancellation: flag)
                     let end = clip.endsEarly ? try CutScan.scan(clip.track, at: clip.end, cancellation: flag) : nil
-                    return MergePlanner.ClipCuts(start: start, end: end)
+                    // A clip that plays to the end of its video before another: how its last packets are decoded.
+                    let last = clip.index == composition.clips.count - 1
+                    let tail = !clip.endsEarly && !last
+                        ? try CutScan.scan(clip.track, at: max(clip.start, clip.track.sourceEnd - MediaTime(value: 1, timescale: 1000)), cancellation: flag)
+                        : nil
+                    return MergePlanner.ClipCuts(start: start, end: end, tail: tail)
                 } catch let error as MediaMuxError {
                     throw error.inClip(clip.index, file: clip.clip.path)
                 }

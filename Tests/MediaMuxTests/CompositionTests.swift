@@ -23,7 +23,11 @@ import TestSupport
     /// Checks the layout every composition must have, and returns the video track.
     /// `frameRate`: the clips' constant rate, whose frame duration every
     /// decode step must be (a join that lost its timing shows as a short step).
-    private func checkLayout(_ path: String, lasting expected: Double, frameRate: Int) throws -> (movie: MP4File, video: MP4File.Track) {
+    /// `leftOutLeading`: decode steps of two frames allowed, one for each
+    /// open GOP's leading picture left out where a clip begins (its decode slot stays empty).
+    private func checkLayout(
+        _ path: String, lasting expected: Double, frameRate: Int, leftOutLeading: Int = 0
+    ) throws -> (movie: MP4File, video: MP4File.Track) {
         let movie = try MP4File(path: path)
         let video = try #require(movie.videoTracks.first)
         #expect(video.issues.isEmpty, "\(video.issues)")
@@ -31,9 +35,15 @@ import TestSupport
         // No edit in the middle: at most an empty edit (none here) and one that plays the media.
         #expect((video.editList ?? []).filter { $0.mediaTime >= 0 }.count <= 1, "\(String(describing: video.editList))")
         let step = Int64(video.mediaTimescale) / Int64(frameRate)
+        var gaps = 0
         for (index, (a, b)) in zip(video.decodeTimes, video.decodeTimes.dropFirst()).enumerated() where b - a != step {
+            if b - a == 2 * step, gaps < leftOutLeading {
+                gaps += 1
+                continue
+            }
             Issue.record("sample \(index + 1) is decoded \(b - a) ticks after the one before, not a frame (\(step)) after")
         }
+        #expect(gaps == leftOutLeading, "\(gaps) steps of two frames, not \(leftOutLeading)")
         let shown = video.presentedDuration(movieTimescale: movie.movieTimescale)
         #expect(abs(shown - expected) < 0.001, "the video is shown for \(shown) s, not \(expected) s")
         return (movie, video)
@@ -105,6 +115,31 @@ import TestSupport
         for (index, time) in times.enumerated() where abs(time - Double(index) / 30) > 0.0005 {
             Issue.record("frame \(index) is shown at \(time) s, not \(Double(index) / 30) s")
         }
+    }
+
+    @Test func aClipThatBeginsAtAnHEVCCRAPictureIsASplicePoint() async throws {
+        let folder = try TemporaryFolder()
+        // x265's open GOPs: an IDR at 0 s, a CRA at 1 s with a leading picture (RASL) that references the GOP before.
+        let source = TestMedia.fixture("hevc_hev1.mp4")
+        let output = folder.path("spliced.mp4")
+        let composition = Composition(clips: [.init(source, from: seconds(1)), .init(source, from: seconds(1))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
+        let report = try await engine.compose(composition, output: .file(output))
+        #expect(report.clips.map(\.reason) == ["copied", "copied"])
+        // Each clip leaves its CRA's one leading picture out.
+        let (_, video) = try checkLayout(output, lasting: 2, frameRate: 30, leftOutLeading: 2)
+        let sourceFrames = try TrackDecoder.frames(of: try #require(try MP4File(path: source).videoTracks.first))
+        let frames = try TrackDecoder.frames(of: video)
+        // The GOP's 30 pictures twice, each decoded as in the source: the second CRA a BLA picture, its RASL left out.
+        let gop = sourceFrames[30..<60].map(\.hash)
+        #expect(frames.map(\.hash) == gop + gop)
+        // The second clip's first sample: the CRA's slices marked BLA_W_LP (16), and nothing else changed.
+        let first = try video.sampleData(30)
+        let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+        let cra = try #require((0..<sourceTrack.sampleCount).first { sourceTrack.isSyncSample($0) && $0 > 0 })
+        let original = try sourceTrack.sampleData(cra)
+        #expect(first.count == original.count)
+        let changed = zip(first, original).enumerated().filter { $0.element.0 != $0.element.1 }
+        #expect(!changed.isEmpty && changed.allSatisfy { ($0.element.0 >> 1) & 0x3F == 16 && ($0.element.1 >> 1) & 0x3F == 21 }, "\(changed.map(\.offset))")
     }
 
     @Test func anExactCutInsideAGOPEncodesEveryClipFrameForFrameAndSaysWhy() async throws {

@@ -27,10 +27,13 @@ extension MergePlanner {
     package struct ClipCuts: Sendable, Equatable {
         package var start: CutScan
         package var end: CutScan?
+        /// Near the end of its video, when it plays to it: how its last packets are decoded.
+        package var tail: CutScan?
 
-        package init(start: CutScan, end: CutScan?) {
+        package init(start: CutScan, end: CutScan?, tail: CutScan? = nil) {
             self.start = start
             self.end = end
+            self.tail = tail
         }
     }
 
@@ -80,7 +83,12 @@ extension MergePlanner {
         var clip: ComposedClip
         var start: MediaTime
         var end: MediaTime
-        var decodeLead: MediaTime
+        /// How long before it is shown the picture the copy begins with is
+        /// decoded; and for the picture after the copy's last (the keyframe
+        /// its end lands on, or one more frame after the end of its video),
+        /// how long before it would be.
+        var startLead: MediaTime
+        var endLead: MediaTime
         var reason: String
         /// Why the clip cannot be copied as landed (a frame-exact cut inside
         /// a GOP, a video that differs from the first clip's); nil when it can.
@@ -145,8 +153,18 @@ extension MergePlanner {
         if let encoding { video = Self.reframed(video, as: encoding) }
         video.sourceEnd = total
         video.end = total
+        // Decode times meet at each join: the packet after a clip's last is
+        // decoded where the next clip's first is (`endLead` against
+        // `startLead`), each clip's own decode times kept; lowered alike so
+        // that none is decoded after it is shown.
+        var lowering = [MediaTime.zero()]
+        for (before, clip) in zip(landed, landed.dropFirst()) {
+            lowering.append(lowering[lowering.count - 1] + before.endLead - clip.startLead)
+        }
+        let least = lowering.min() ?? .zero()
+        lowering = lowering.map { $0 - least }
         var place = MediaTime.zero()
-        video.spans = landed.map { clip in
+        video.spans = zip(landed, lowering).map { clip, lowered in
             let track = clip.clip.track
             var reading: MergePlan.Span.Reading? = clip.clip.index == 0 ? nil : .init(of: track)
             if encoding != nil, let shown = clip.clip.stream.displaySize {
@@ -158,7 +176,7 @@ extension MergePlanner {
                 sourceRange: (track.origin + clip.start)..<(track.origin + clip.end), place: place, duration: clip.length,
                 decision: encoding == nil ? .copy : .encode, reason: clip.reason)
             // The clip's place in the track, for the report; a copy also joins by it.
-            span.join = .init(decodeLead: encoding == nil ? clip.decodeLead : .zero(), clipRange: clip.start..<clip.end)
+            span.join = .init(decodeLowering: encoding == nil ? lowered : .zero(), clipRange: clip.start..<clip.end)
             place = place + clip.length
             return span
         }
@@ -282,8 +300,18 @@ extension MergePlanner {
         let landedEnd: MediaTime
         switch mode {
         case .keyframe:
-            landedStart = start.keyframe
-            if landedStart != clip.start { said.append("start moved back to the keyframe at \(landedStart.secondsText()) s (asked \(clip.start.secondsText()) s)") }
+            if start.keyframe >= .zero() {
+                landedStart = start.keyframe
+                if landedStart != clip.start { said.append("start moved back to the keyframe at \(landedStart.secondsText()) s (asked \(clip.start.secondsText()) s)") }
+            } else {
+                // Before zero lies what the file's edit list hides, which a clip in a sequence cannot hide: the next keyframe.
+                guard let next = start.nextKeyframe, next < (end?.nextKeyframe ?? clip.track.sourceEnd) || end == nil else {
+                    throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                        "its video starts \(start.framesBefore) frames after its keyframe at \(start.keyframe.secondsText()) s, which its file hides, and has no keyframe after it to start a copy at; cut it exactly (Composition.Cut.exact)")
+                }
+                landedStart = next
+                said.append("start moved forward to the keyframe at \(next.secondsText()) s (asked \(clip.start.secondsText()) s): the frames before it follow a keyframe its file hides")
+            }
             if let end {
                 guard end.leadingPictures == 0 else {
                     throw MediaMuxError.invalidOption(option: "Composition.cut", message:
@@ -311,12 +339,25 @@ extension MergePlanner {
                 landedEnd = clip.track.sourceEnd
             }
         }
+        // A clip after the first begins where a decoder can restart, or it is not copied.
+        let startJoins = landedStart == start.keyframe ? start.keyframeJoins : start.nextKeyframeJoins
+        if clip.index > 0, !startJoins, problem == nil {
+            problem = "its keyframe at \(landedStart.secondsText()) s is not an IDR picture, where a copy could begin a clip after another"
+        }
         guard landedEnd > landedStart else {
             throw MediaMuxError.invalidOption(option: "Composition.clips", message:
                 "the clip from \(clip.start.secondsText()) s to \(clip.end.secondsText()) s holds no frame")
         }
+        let startLead = landedStart == start.keyframe ? start.keyframeLead : start.nextKeyframeLead ?? start.keyframeLead
+        var endLead = MediaTime.zero()
+        if let end, landedEnd == end.nextKeyframe, let lead = end.nextKeyframeLead {
+            endLead = lead
+        } else if let decodeEnd = (cuts.tail ?? end)?.decodeEnd {
+            // Played to the end of its video: the next picture, were there one, decoded where the last packet's decoding ends.
+            endLead = landedEnd - decodeEnd
+        }
         return LandedClip(
-            clip: clip, start: landedStart, end: landedEnd, decodeLead: start.decodeLead,
+            clip: clip, start: landedStart, end: landedEnd, startLead: startLead, endLead: endLead,
             reason: (["copied"] + said).joined(separator: "; "), copyProblem: problem)
     }
 

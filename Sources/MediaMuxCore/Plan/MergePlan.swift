@@ -202,22 +202,22 @@ public struct MergePlan: Sendable, Equatable {
 
         /// A clip of a composition in the track. A copied one starts
         /// exactly where the plan places it (the sum of the lengths of the
-        /// clips before it), and its packets are decoded as far ahead of
-        /// being shown as the track's deepest clip's are (`decodeLead` the
-        /// most of its spans'), so that decode times rise across every join.
-        /// What it decodes after its first keyframe but would show before it
-        /// (an open GOP's leading pictures) is not copied.
+        /// clips before it), its decode times lowered by `decodeLowering`,
+        /// chosen so that its first packet is decoded where the packet after
+        /// the clip before it would have been: decode times rise across every
+        /// join as they do within a clip. What it decodes after its first
+        /// keyframe but would show before it (an open GOP's leading
+        /// pictures) is not copied.
         public struct Join: Sendable, Equatable {
-            /// How long before its first frame (a keyframe) is shown its first
-            /// packet is decoded, as its copy reads it: its B-frame delay
-            /// (zero for a clip that is encoded).
-            public var decodeLead: MediaTime
+            /// How much earlier than its own its packets are decoded (zero
+            /// for a clip that is encoded).
+            public var decodeLowering: MediaTime
             /// What it takes of its file's video, on that video's timeline
             /// (its first frame shown at zero): where its cuts landed.
             public var clipRange: Range<MediaTime>
 
-            public init(decodeLead: MediaTime, clipRange: Range<MediaTime>) {
-                self.decodeLead = decodeLead
+            public init(decodeLowering: MediaTime, clipRange: Range<MediaTime>) {
+                self.decodeLowering = decodeLowering
                 self.clipRange = clipRange
             }
         }

@@ -12,8 +12,8 @@ internal import CFFmpeg
 /// later span starts at a sync sample.
 ///
 /// A composition's clips (spans with a `Join`) are placed where the plan
-/// places them instead, and their decode times lowered to the deepest
-/// clip's decode lead (see `MergePlan.Span.Join`); what a clip's reader
+/// places them instead, their decode times lowered as the plan says (see
+/// `MergePlan.Span.Join`); what a clip's reader
 /// hands out to be shown before its start (leading pictures) is left out.
 final class CopiedSpans: PacketSource {
     let timeBase: AVRational
@@ -26,8 +26,8 @@ final class CopiedSpans: PacketSource {
     private var decodeLowering: Int64 = 0
     /// The current span is a clip of a composition.
     private var joins: Bool
-    /// The deepest decode lead of the track's clips, in ticks.
-    private let deepestLead: Int64
+    /// The current span's first packet is yet to come, and begins a clip after the first.
+    private var splices = false
     /// The end of the latest packet handed out.
     private var reached: Int64 = .min
     private var packetsThisSpan = 0
@@ -39,11 +39,9 @@ final class CopiedSpans: PacketSource {
         kind = track.role.kind
         timeBase = AVRational(tick: track.timeBase)
         endTick = track.end.ticks(of: tick, rounding: .up)
-        let copied = track.spans.filter { $0.decision == .copy }
-        deepestLead = copied.compactMap { $0.join?.decodeLead.ticks(of: track.timeBase, rounding: .nearest) }.max() ?? 0
-        let first = copied.first?.join
+        let first = track.spans.first { $0.decision == .copy }?.join
         joins = first != nil
-        decodeLowering = first.map { deepestLead - $0.decodeLead.ticks(of: track.timeBase, rounding: .nearest) } ?? 0
+        decodeLowering = first?.decodeLowering.ticks(of: track.timeBase, rounding: .nearest) ?? 0
     }
 
     var warnings: [String] { readers.warnings }
@@ -55,6 +53,11 @@ final class CopiedSpans: PacketSource {
                 if joins, packet.pointee.pts < 0 {
                     readers.current.reuse(buffer)
                     continue
+                }
+                if splices {
+                    // The first picture of a clip after the first: a splice point.
+                    splices = false
+                    try readers.current.markSplice(packet)
                 }
                 packet.pointee.pts = packet.pointee.pts.saturatingAdding(shift)
                 packet.pointee.dts = packet.pointee.dts.saturatingAdding(shift).saturatingSubtracting(decodeLowering)
@@ -69,8 +72,9 @@ final class CopiedSpans: PacketSource {
             if let join = readers.nextSpan?.join, let span = try readers.begin(placed: nil)?.span {
                 // A clip, where the plan places it.
                 joins = true
+                splices = true
                 shift = span.place.ticks(of: tick, rounding: .nearest)
-                decodeLowering = deepestLead - join.decodeLead.ticks(of: tick, rounding: .nearest)
+                decodeLowering = join.decodeLowering.ticks(of: tick, rounding: .nearest)
             } else {
                 // The next span's source from the start of its range, its first
                 // sample placed where the last span's last packet ends.

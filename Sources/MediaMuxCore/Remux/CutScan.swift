@@ -11,8 +11,10 @@ package struct CutScan: Sendable, Equatable {
     package var time: MediaTime
     /// Where the keyframe shown at or before `time` is shown.
     package var keyframe: MediaTime
-    /// How long before `keyframe` is shown the first packet from it is
-    /// decoded, as the copy reads it: the B-frame delay a join must keep.
+    /// How long before it is shown a picture of the GOP from `keyframe` is
+    /// decoded at the most, as the copy reads it: the B-frame delay a join
+    /// must keep (the keyframe's own can be less, before an open GOP's
+    /// leading pictures, which the copy leaves out).
     package var decodeLead: MediaTime
     /// Where the frame on screen at `time` is shown from.
     package var frameStart: MediaTime
@@ -30,6 +32,19 @@ package struct CutScan: Sendable, Equatable {
     /// it, which reference the GOP before and which a copy starting there
     /// leaves out.
     package var leadingAtKeyframe: Int
+    /// A copy may begin a clip in the middle of a track at `keyframe`, and
+    /// at `nextKeyframe` (an H.264 IDR picture, any HEVC IRAP picture; see
+    /// `RandomAccess.joins`).
+    package var keyframeJoins = true
+    package var nextKeyframeJoins = true
+    /// How long before it is shown `keyframe` itself is decoded, and
+    /// `nextKeyframe`: where a copy begins or ends at one, the decode times
+    /// of the clips either side meet there (see `MergePlan.Span.Join`).
+    package var keyframeLead: MediaTime = .zero()
+    package var nextKeyframeLead: MediaTime?
+    /// Read to the end of the file: where the last packet's decode time and
+    /// duration end, on the video's timeline; nil when reading stopped before.
+    package var decodeEnd: MediaTime?
 
     package init(
         time: MediaTime, keyframe: MediaTime, decodeLead: MediaTime, frameStart: MediaTime, framesBefore: Int,
@@ -68,6 +83,14 @@ package struct CutScan: Sendable, Equatable {
         var next: (pts: Int64, dts: Int64)?
         var leading = 0
         var leadingAtKeyframe = 0
+        var keyframeJoins = true
+        var nextJoins = true
+        var lead: Int64 = 0
+        var nextLead: Int64?
+        var lastDecodeEnd: Int64?
+        var stoppedEarly = false
+        /// The decode time of the keyframe after `keyframe`, once read.
+        var following: Int64?
         while let buffer = try reader.next() {
             let packet = buffer.pointer.pointee
             defer { reader.reuse(buffer) }
@@ -79,6 +102,15 @@ package struct CutScan: Sendable, Equatable {
                         path: track.path, detail: "no keyframe is shown at or before \(time.secondsText()) s of its video")
                 }
                 keyframe = (packet.pts, packet.dts)
+                keyframeJoins = reader.joins(buffer.pointer)
+            }
+            // The GOP from the keyframe: its pictures' deepest decode lead, up to the keyframe after it.
+            if let start = keyframe, following == nil {
+                if isKey, packet.pts > start.pts {
+                    following = packet.dts
+                } else if packet.pts >= start.pts {
+                    lead = max(lead, packet.pts - packet.dts)
+                }
             }
             if packet.pts <= 0 {
                 shownBefore.append(packet.pts)
@@ -90,20 +122,32 @@ package struct CutScan: Sendable, Equatable {
                 if packet.pts < found.pts { leading += 1 }
             } else if isKey, packet.pts >= 0 {
                 next = (packet.pts, packet.dts)
+                nextJoins = reader.joins(buffer.pointer)
+                nextLead = packet.pts - packet.dts
             }
             if let start = keyframe, packet.dts > start.dts, packet.pts < start.pts { leadingAtKeyframe += 1 }
             // Nothing decoded from here on is shown before the next keyframe,
             // nor at or before the time (no frame is shown before it is decoded).
-            if let found = next, packet.dts >= found.pts, packet.dts > 0 { break }
+            lastDecodeEnd = max(lastDecodeEnd ?? .min, packet.dts.saturatingAdding(max(packet.duration, 0)))
+            if let found = next, packet.dts >= found.pts, packet.dts > 0, following != nil {
+                stoppedEarly = true
+                break
+            }
         }
         guard let keyframe else {
             throw MediaMuxError.damaged(path: track.path, detail: "its video has no packet at \(time.secondsText()) s")
         }
         let frameStart = shownBefore.max() ?? keyframe.pts
         let framesBefore = shownBefore.filter { $0 >= keyframe.pts && $0 < frameStart }.count
-        return CutScan(
-            time: time, keyframe: at(keyframe.pts), decodeLead: MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick),
+        var scan = CutScan(
+            time: time, keyframe: at(keyframe.pts), decodeLead: MediaTime(ticks: max(lead, keyframe.pts - keyframe.dts), of: tick),
             frameStart: at(frameStart), framesBefore: framesBefore, frameAtOrAfter: atOrAfter.map(at), nextKeyframe: next.map { at($0.pts) },
             leadingPictures: leading, leadingAtKeyframe: leadingAtKeyframe)
+        scan.keyframeJoins = keyframeJoins
+        scan.nextKeyframeJoins = nextJoins
+        scan.keyframeLead = MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick)
+        scan.nextKeyframeLead = nextLead.map { MediaTime(ticks: $0, of: tick) }
+        scan.decodeEnd = stoppedEarly ? nil : lastDecodeEnd.map(at)
+        return scan
     }
 }

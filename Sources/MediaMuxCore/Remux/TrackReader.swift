@@ -456,6 +456,32 @@ final class TrackReader {
         if bytes < Int64(packet.pointee.size) { av_shrink_packet(packet, Int32(bytes)) }
     }
 
+    /// The stream's codec configuration (an avcC or hvcC record); nil when it has none.
+    private var configuration: UnsafeBufferPointer<UInt8>? {
+        let parameters = demuxer.stream(Int(streamIndex)).pointee.codecpar.pointee
+        guard let extradata = parameters.extradata, parameters.extradata_size > 0 else { return nil }
+        return UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size))
+    }
+
+    /// Whether a copy may begin a clip in the middle of a track at `packet`,
+    /// a keyframe (see `RandomAccess.joins`).
+    func joins(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
+        guard let configuration, let data = packet.pointee.data, packet.pointee.size > 0 else { return !RandomAccess.understands(codec: codec) }
+        return RandomAccess.joins(codec: codec, configuration: configuration, sample: UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+    }
+
+    /// Makes `packet`, the first of a clip in the middle of a track, a splice
+    /// point (`RandomAccess.markSplice`): its bytes are the source's but for
+    /// the NAL unit types that say so.
+    func markSplice(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        guard codec == "hevc", let configuration else { return }
+        guard av_packet_make_writable(packet) >= 0, let data = packet.pointee.data else {
+            throw MediaMuxError.outOfMemory("copying a packet to mark a splice", path: demuxer.path)
+        }
+        RandomAccess.markSplice(
+            codec: codec, configuration: configuration, sample: UnsafeMutableBufferPointer(start: data, count: Int(packet.pointee.size)))
+    }
+
     /// Sets the keyframe flag on a packet whose bitstream starts a coded
     /// sequence although the container did not mark it.
     private func markIfRandomAccessPoint(_ packet: UnsafeMutablePointer<AVPacket>) {
