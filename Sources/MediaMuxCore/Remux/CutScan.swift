@@ -11,11 +11,6 @@ package struct CutScan: Sendable, Equatable {
     package var time: MediaTime
     /// Where the keyframe shown at or before `time` is shown.
     package var keyframe: MediaTime
-    /// How long before it is shown a picture of the GOP from `keyframe` is
-    /// decoded at the most, as the copy reads it: the B-frame delay a join
-    /// must keep (the keyframe's own can be less, before an open GOP's
-    /// leading pictures, which the copy leaves out).
-    package var decodeLead: MediaTime
     /// Where the frame on screen at `time` is shown from.
     package var frameStart: MediaTime
     /// Frames shown from `keyframe` on before `frameStart`: those a copy
@@ -28,10 +23,6 @@ package struct CutScan: Sendable, Equatable {
     /// Frames decoded after `nextKeyframe` but shown before it (an open
     /// GOP's leading pictures): ending a copy there would lose them.
     package var leadingPictures: Int
-    /// The same for `keyframe`: frames decoded after it but shown before
-    /// it, which reference the GOP before and which a copy starting there
-    /// leaves out.
-    package var leadingAtKeyframe: Int
     /// A copy may begin a clip in the middle of a track at `keyframe`, and
     /// at `nextKeyframe` (an H.264 IDR picture, any HEVC IRAP picture; see
     /// `RandomAccess.joins`).
@@ -47,18 +38,16 @@ package struct CutScan: Sendable, Equatable {
     package var decodeEnd: MediaTime?
 
     package init(
-        time: MediaTime, keyframe: MediaTime, decodeLead: MediaTime, frameStart: MediaTime, framesBefore: Int,
-        frameAtOrAfter: MediaTime?, nextKeyframe: MediaTime?, leadingPictures: Int, leadingAtKeyframe: Int = 0
+        time: MediaTime, keyframe: MediaTime, frameStart: MediaTime, framesBefore: Int,
+        frameAtOrAfter: MediaTime?, nextKeyframe: MediaTime?, leadingPictures: Int
     ) {
         self.time = time
         self.keyframe = keyframe
-        self.decodeLead = decodeLead
         self.frameStart = frameStart
         self.framesBefore = framesBefore
         self.frameAtOrAfter = frameAtOrAfter
         self.nextKeyframe = nextKeyframe
         self.leadingPictures = leadingPictures
-        self.leadingAtKeyframe = leadingAtKeyframe
     }
 
     /// Reads `track`'s packets around `time` (on the track's timeline, from
@@ -82,15 +71,11 @@ package struct CutScan: Sendable, Equatable {
         var atOrAfter: Int64?
         var next: (pts: Int64, dts: Int64)?
         var leading = 0
-        var leadingAtKeyframe = 0
         var keyframeJoins = true
         var nextJoins = true
-        var lead: Int64 = 0
         var nextLead: Int64?
         var lastDecodeEnd: Int64?
         var stoppedEarly = false
-        /// The decode time of the keyframe after `keyframe`, once read.
-        var following: Int64?
         while let buffer = try reader.next() {
             let packet = buffer.pointer.pointee
             defer { reader.reuse(buffer) }
@@ -103,14 +88,6 @@ package struct CutScan: Sendable, Equatable {
                 }
                 keyframe = (packet.pts, packet.dts)
                 keyframeJoins = reader.joins(buffer.pointer)
-            }
-            // The GOP from the keyframe: its pictures' deepest decode lead, up to the keyframe after it.
-            if let start = keyframe, following == nil {
-                if isKey, packet.pts > start.pts {
-                    following = packet.dts
-                } else if packet.pts >= start.pts {
-                    lead = max(lead, packet.pts - packet.dts)
-                }
             }
             if packet.pts <= 0 {
                 shownBefore.append(packet.pts)
@@ -125,11 +102,10 @@ package struct CutScan: Sendable, Equatable {
                 nextJoins = reader.joins(buffer.pointer)
                 nextLead = packet.pts - packet.dts
             }
-            if let start = keyframe, packet.dts > start.dts, packet.pts < start.pts { leadingAtKeyframe += 1 }
             // Nothing decoded from here on is shown before the next keyframe,
             // nor at or before the time (no frame is shown before it is decoded).
             lastDecodeEnd = max(lastDecodeEnd ?? .min, packet.dts.saturatingAdding(max(packet.duration, 0)))
-            if let found = next, packet.dts >= found.pts, packet.dts > 0, following != nil {
+            if let found = next, packet.dts >= found.pts, packet.dts > 0 {
                 stoppedEarly = true
                 break
             }
@@ -140,9 +116,9 @@ package struct CutScan: Sendable, Equatable {
         let frameStart = shownBefore.max() ?? keyframe.pts
         let framesBefore = shownBefore.filter { $0 >= keyframe.pts && $0 < frameStart }.count
         var scan = CutScan(
-            time: time, keyframe: at(keyframe.pts), decodeLead: MediaTime(ticks: max(lead, keyframe.pts - keyframe.dts), of: tick),
+            time: time, keyframe: at(keyframe.pts),
             frameStart: at(frameStart), framesBefore: framesBefore, frameAtOrAfter: atOrAfter.map(at), nextKeyframe: next.map { at($0.pts) },
-            leadingPictures: leading, leadingAtKeyframe: leadingAtKeyframe)
+            leadingPictures: leading)
         scan.keyframeJoins = keyframeJoins
         scan.nextKeyframeJoins = nextJoins
         scan.keyframeLead = MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick)
