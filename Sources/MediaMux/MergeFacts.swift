@@ -19,6 +19,9 @@ public struct MergeFacts: Sendable, Equatable, Codable {
         public var transcoded: Transcoded?
         /// Video: how it was re-framed and encoded (absent when copied).
         public var reframed: Reframed?
+        /// Video of a composition copied but for the frames at cuts inside
+        /// GOPs: how those were encoded (absent otherwise; the clips' reasons say which).
+        public var cutsEncoded: CutsEncoded?
         /// Audio: how many times the soundtrack plays (absent when once).
         public var plays: Int?
         /// Video: seconds its last frame stays past its end (absent when none).
@@ -31,8 +34,18 @@ public struct MergeFacts: Sendable, Equatable, Codable {
         /// How the track was made, in words: "copied", "transcoded: flac ->
         /// aac 192 kb/s (...)" or "re-framed: ...".
         public var how: String {
-            transcoded.map { "transcoded: " + $0.summary } ?? reframed.map { "re-framed: " + $0.summary } ?? "copied"
+            transcoded.map { "transcoded: " + $0.summary } ?? reframed.map { "re-framed: " + $0.summary }
+                ?? cutsEncoded.map { "copied, the frames at cuts inside GOPs encoded: " + $0.summary } ?? "copied"
         }
+    }
+    public struct CutsEncoded: Sendable, Equatable, Codable {
+        public var encoder: String
+        public var profile: String
+        /// The id the encoded frames' parameter sets take beside the source's in the avcC.
+        public var parameterSetID: Int
+        public var quality: Int
+        public var preset: String
+        public var summary: String
     }
     public struct Loudness: Sendable, Equatable, Codable {
         public var measuredLUFS: Double
@@ -131,7 +144,11 @@ public struct MergeFacts: Sendable, Equatable, Codable {
                                bitDepth: $0.bitDepth, quality: $0.quality, preset: $0.preset, reason: $0.reason, notes: $0.notes, summary: $0.summary,
                                filterGraph: $0.filterGraph)
                   },
-                  plays: t.plays > 1 ? t.plays : nil,
+                  cutsEncoded: t.cutEncoding.map {
+                      CutsEncoded(encoder: $0.encoder, profile: $0.profile, parameterSetID: $0.parameterSetID, quality: $0.quality, preset: $0.preset,
+                                  summary: $0.summary)
+                  },
+                  plays: t.plays > 1 && report.clips.isEmpty ? t.plays : nil,
                   heldLastFrame: t.heldLastFrame.value > 0 ? t.heldLastFrame.seconds : nil,
                   damagedPackets: t.damagedPackets > 0 ? t.damagedPackets : nil,
                   loudness: t.loudness.map {

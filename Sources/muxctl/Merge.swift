@@ -299,9 +299,16 @@ func describe(_ report: MergeReport) -> String {
     func track(_ name: String, _ track: MergeReport.Track) -> String {
         let tag = track.codecTag.flatMap { $0 == track.codec ? nil : " (\($0))" } ?? ""
         let start = track.start.seconds > 0 ? ", starts at \(track.start.secondsText()) s" : ""
-        let how = track.encoding.map { "transcoded from \(track.source): \($0.summary)" }
-            ?? track.reframing.map { "encoded from \(track.source): \($0.summary)" } ?? "copied from \(track.source)"
-        var extra = track.plays > 1 ? ", played \(track.plays) times" : ""
+        var how = "copied from \(track.source)"
+        if let encoding = track.encoding {
+            how = "transcoded from \(track.source): \(encoding.summary)"
+        } else if let reframing = track.reframing {
+            how = "encoded from \(track.source): \(reframing.summary)"
+        } else if let cut = track.cutEncoding {
+            how += ", the frames at cuts inside GOPs encoded: \(cut.summary)"
+        }
+        // A composition's clips are listed below, each with how it was made.
+        var extra = track.plays > 1 && report.clips.isEmpty ? ", played \(track.plays) times" : ""
         if track.heldLastFrame.value > 0 { extra += ", last frame held \(track.heldLastFrame.secondsText()) s" }
         if let loudness = track.loudness {
             extra += ", loudness \(fixedPoint(loudness.measured, decimals: 1)) LUFS, gain \(loudness.gain >= 0 ? "+" : "")\(fixedPoint(loudness.gain, decimals: 1)) dB"

@@ -39,23 +39,3 @@ extension AACConfiguration {
         channelConfiguration = channels
     }
 }
-
-/// Reads bits most significant first.
-private struct BitReader {
-    let bytes: [UInt8]
-    var position = 0
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    /// The next `count` bits (at most 32) as an integer, or nil past the end.
-    mutating func read(_ count: Int) -> Int? {
-        guard position + count <= bytes.count * 8 else { return nil }
-        var value = 0
-        for _ in 0..<count {
-            let bit = (bytes[position >> 3] >> (7 - UInt8(position & 7))) & 1
-            value = value << 1 | Int(bit)
-            position += 1
-        }
-        return value
-    }
-}

@@ -67,6 +67,14 @@ public struct SampleEntryCarry: Sendable, Equatable {
         self.boxes = carried
     }
 
+    /// The carry without the boxes of `types`; nil when nothing is left.
+    func leaving(_ types: Set<String>) -> SampleEntryCarry? {
+        guard wholeEntry == nil else { return self }
+        var left = self
+        left.boxes.removeAll { types.contains($0.type) }
+        return left.boxes.isEmpty ? nil : left
+    }
+
     /// Bytes the carried boxes may add to the movie header.
     var byteCount: Int { wholeEntry?.byteCount ?? boxes.reduce(0) { $0 + $1.byteCount } }
 

@@ -83,17 +83,30 @@ extension MergePlanner {
         var clip: ComposedClip
         var start: MediaTime
         var end: MediaTime
-        /// How long before it is shown the picture the copy begins with is
-        /// decoded; and for the picture after the copy's last (the keyframe
-        /// its end lands on, or one more frame after the end of its video),
-        /// how long before it would be.
-        var startLead: MediaTime
-        var endLead: MediaTime
-        var reason: String
-        /// Why the clip cannot be copied as landed (a frame-exact cut inside
-        /// a GOP, a video that differs from the first clip's); nil when it can.
+        /// What fills it, in order: stretches copied, and where a cut falls
+        /// inside a GOP, the frames encoded there (or the whole clip encoded).
+        var pieces: [Piece]
+        /// Why the clip cannot be made as its pieces say (a frame-exact cut
+        /// inside a GOP that only encoding every clip makes, a video that
+        /// differs from the first clip's); nil when it can.
         var copyProblem: String?
         var length: MediaTime { end - start }
+        /// Its pieces' reasons, in order.
+        var reason: String { pieces.map(\.reason).joined(separator: "; ") }
+        var encodesPart: Bool { pieces.contains { $0.encoded } }
+    }
+
+    /// A stretch of a clip, copied or encoded, on its video's timeline.
+    /// `startLead`: how long before it is shown its first picture is
+    /// decoded; `endLead`: for the picture after its last (the keyframe it
+    /// ends at, or one more frame after the end of its video), how long
+    /// before it would be. An encoded stretch has no B-frames: both zero.
+    struct Piece {
+        var range: Range<MediaTime>
+        var encoded: Bool
+        var startLead: MediaTime = .zero()
+        var endLead: MediaTime = .zero()
+        var reason: String
     }
 
     /// The plan of `composition`, from its clips as `composedClips` checked
@@ -114,72 +127,11 @@ extension MergePlanner {
         guard Self.standIn(for: first.stream) != nil || canStore(first.stream.codec, container) else {
             throw MediaMuxError.codecNotSupportedInContainer(codec: first.stream.codec, container: container.rawValue, path: output)
         }
-        var landed: [LandedClip] = []
-        for (clip, cut) in zip(clips, cuts) {
-            do {
-                var clipLanded = try Self.land(clip, cuts: cut, mode: composition.cut)
-                if clip.index > 0, let problem = Self.joinProblem(clip, to: first) { clipLanded.copyProblem = problem }
-                landed.append(clipLanded)
-            } catch let error as MediaMuxError {
-                throw error.inClip(clip.index, file: clip.clip.path)
-            }
-        }
-        // Copied when every clip can be; otherwise every clip is encoded
-        // (encoding only what must change, the partial GOPs at a cut, is not made yet).
-        var encoding: VideoEncoding?
-        if let refused = landed.first(where: { $0.copyProblem != nil }), let problem = refused.copyProblem {
-            guard composition.cut == .exact else {
-                throw MediaMuxError.invalidOption(option: "Composition.cut", message:
-                    "\(problem); keyframe cuts copy only, and clips are joined by copy only when they agree").inClip(refused.clip.index, file: refused.clip.clip.path)
-            }
-            let why = "clips[\(refused.clip.index)] \(problem)"
-            encoding = try compositionEncoding(of: landed, because: why, options: options, container: container, output: output)
-            for i in landed.indices {
-                landed[i].reason = landed[i].clip.index == refused.clip.index
-                    ? "encoded: \(problem)" : "encoded with the others, to one sample entry: \(why)"
-            }
-        }
-
-        // One track: the first clip's, in a time base every clip's ticks fall on.
-        var timescale = first.track.timeBase.timescale
-        for clip in clips.dropFirst() { timescale = commonScale(timescale, clip.track.timeBase.timescale) }
-        guard timescale <= Int64(Int32.max), clips.allSatisfy({ $0.track.timeBase.value == 1 && timescale % $0.track.timeBase.timescale == 0 }) else {
-            throw MediaMuxError.invalidOption(option: "Composition.clips", message:
-                "the clips' video time bases (\(clips.map { $0.track.timeBase.description }.joined(separator: ", "))) have no common tick to join them on")
-        }
-        for i in landed.indices { landed[i].clip.track = Self.ticking(landed[i].clip.track, in: timescale) }
-        let total = landed.reduce(MediaTime.zero()) { $0 + $1.length }
-        var video = try Self.trimmed(landed[0].clip.track, from: landed[0].start, length: landed[0].length)
-        if let encoding { video = Self.reframed(video, as: encoding) }
-        video.sourceEnd = total
-        video.end = total
-        // Decode times meet at each join: the packet after a clip's last is
-        // decoded where the next clip's first is (`endLead` against
-        // `startLead`), each clip's own decode times kept; lowered alike so
-        // that none is decoded after it is shown.
-        var lowering = [MediaTime.zero()]
-        for (before, clip) in zip(landed, landed.dropFirst()) {
-            lowering.append(lowering[lowering.count - 1] + before.endLead - clip.startLead)
-        }
-        let least = lowering.min() ?? .zero()
-        lowering = lowering.map { $0 - least }
-        var place = MediaTime.zero()
-        video.spans = zip(landed, lowering).map { clip, lowered in
-            let track = clip.clip.track
-            var reading: MergePlan.Span.Reading? = clip.clip.index == 0 ? nil : .init(of: track)
-            if encoding != nil, let shown = clip.clip.stream.displaySize {
-                // The encoding turns and fits each clip's pictures as they are.
-                reading?.picture = .init(turn: clip.clip.stream.uprightTurn, shown: shown)
-            }
-            var span = MergePlan.Span(
-                source: .init(path: track.path, streamIndex: track.streamIndex, reading: reading),
-                sourceRange: (track.origin + clip.start)..<(track.origin + clip.end), place: place, duration: clip.length,
-                decision: encoding == nil ? .copy : .encode, reason: clip.reason)
-            // The clip's place in the track, for the report; a copy also joins by it.
-            span.join = .init(decodeLowering: encoding == nil ? lowered : .zero(), clipRange: clip.start..<clip.end)
-            place = place + clip.length
-            return span
-        }
+        let decided = try decide(composition, clips: clips, cuts: cuts, container: container, output: output)
+        let landed = decided.landed
+        let encoding = decided.encoding
+        var video = try videoTrack(of: landed, encoding: encoding, cutEncoding: decided.cutEncoding)
+        let total = video.end
 
         // The sound: a soundtrack laid over the whole, as a merge lays one over a video, or the clips' own.
         var audio: MergePlan.Track
@@ -245,6 +197,9 @@ extension MergePlanner {
                 reason: "its last frame, on screen until the soundtrack ends"))
         }
 
+        // A cut's frames are encoded with the quality and preset asked for.
+        var unused = options.video
+        if decided.cutEncoding != nil { (unused.quality, unused.preset) = (nil, nil) }
         let metadata = MetadataCarry.plan(video: first.info, keep: options.keepsMetadata)
         let rotation = encoding != nil
             ? RotationDecision(degrees: 0, reason: "upright: the pictures are turned as they are encoded")
@@ -260,7 +215,106 @@ extension MergePlanner {
             // From fragments: FFmpeg's muxer would keep an entry for every sample of every clip.
             sampleTables: encoding == nil && !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer,
             movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata, leftOut: leftOut,
-            warnings: [encoding == nil ? Self.unusedEncodingOptions(options.video, copied: rotation) : nil].compactMap { $0 })
+            warnings: [encoding == nil ? Self.unusedEncodingOptions(unused, copied: rotation) : nil].compactMap { $0 })
+    }
+
+    /// Where every clip's cuts land and what fills each: copied, the
+    /// partial GOPs at frame-exact cuts encoded where the first clip's video
+    /// allows it (`cutEncoding(for:options:)`); otherwise, when a clip
+    /// cannot be made so, every clip encoded to one format.
+    func decide(
+        _ composition: Composition, clips: [ComposedClip], cuts: [ClipCuts], container: MergePlan.Container, output: String
+    ) throws -> (landed: [LandedClip], encoding: VideoEncoding?, cutEncoding: CutEncoding?) {
+        let options = composition.options
+        let first = clips[0]
+        let partial = cutEncoding(for: first, options: options.video)
+        var refusal: String?
+        if case .failure(let refused) = partial { refusal = refused.reason }
+        var landed: [LandedClip] = []
+        for (clip, cut) in zip(clips, cuts) {
+            do {
+                var clipLanded = try Self.land(clip, cuts: cut, mode: composition.cut, partialGOPsRefused: refusal)
+                if clip.index > 0, let problem = Self.joinProblem(clip, to: first) { clipLanded.copyProblem = problem }
+                landed.append(clipLanded)
+            } catch let error as MediaMuxError {
+                throw error.inClip(clip.index, file: clip.clip.path)
+            }
+        }
+        if let refused = landed.first(where: { $0.copyProblem != nil }), let problem = refused.copyProblem {
+            guard composition.cut == .exact else {
+                throw MediaMuxError.invalidOption(option: "Composition.cut", message:
+                    "\(problem); keyframe cuts copy only, and clips are joined by copy only when they agree").inClip(refused.clip.index, file: refused.clip.clip.path)
+            }
+            let why = "clips[\(refused.clip.index)] \(problem)"
+            let encoding = try compositionEncoding(of: landed, because: why, options: options, container: container, output: output)
+            for i in landed.indices {
+                let reason = landed[i].clip.index == refused.clip.index ? "encoded: \(problem)" : "encoded with the others, to one sample entry: \(why)"
+                landed[i].pieces = [Piece(range: landed[i].start..<landed[i].end, encoded: true, reason: reason)]
+            }
+            return (landed, encoding, nil)
+        }
+        guard landed.contains(where: \.encodesPart), case .success(let cutEncoding) = partial else { return (landed, nil, nil) }
+        return (landed, nil, cutEncoding)
+    }
+
+    /// The composition's video: the first clip's track in a time base every
+    /// clip's ticks fall on, a span for each piece of each clip, the clips
+    /// end to end. Decode times meet at each join: the packet after a
+    /// piece's last is decoded where the next piece's first is (`endLead`
+    /// against `startLead`), each piece's own decode times kept, lowered
+    /// alike so that none is decoded after it is shown.
+    func videoTrack(of landed: [LandedClip], encoding: VideoEncoding?, cutEncoding: CutEncoding?) throws -> MergePlan.Track {
+        var landed = landed
+        var timescale = landed[0].clip.track.timeBase.timescale
+        for clip in landed.dropFirst() { timescale = commonScale(timescale, clip.clip.track.timeBase.timescale) }
+        guard timescale <= Int64(Int32.max),
+              landed.allSatisfy({ $0.clip.track.timeBase.value == 1 && timescale % $0.clip.track.timeBase.timescale == 0 })
+        else {
+            throw MediaMuxError.invalidOption(option: "Composition.clips", message:
+                "the clips' video time bases (\(landed.map { $0.clip.track.timeBase.description }.joined(separator: ", "))) have no common tick to join them on")
+        }
+        for i in landed.indices { landed[i].clip.track = Self.ticking(landed[i].clip.track, in: timescale) }
+        let total = landed.reduce(MediaTime.zero()) { $0 + $1.length }
+        var video = try Self.trimmed(landed[0].clip.track, from: landed[0].start, length: landed[0].length)
+        if let encoding { video = Self.reframed(video, as: encoding) }
+        if let cutEncoding {
+            // The entry's avcC is written with the cuts' parameter sets beside the source's.
+            video.cutEncoding = cutEncoding
+            video.sampleEntry = video.sampleEntry?.leaving(SampleEntryCarry.configurationTypes)
+        }
+        video.sourceEnd = total
+        video.end = total
+        let pieces = landed.enumerated().flatMap { index, clip in clip.pieces.map { (index, $0) } }
+        var lowering = [MediaTime.zero()]
+        for (before, piece) in zip(pieces, pieces.dropFirst()) {
+            lowering.append(lowering[lowering.count - 1] + before.1.endLead - piece.1.startLead)
+        }
+        let least = lowering.min() ?? .zero()
+        var clipPlaces: [MediaTime] = []
+        var place = MediaTime.zero()
+        for clip in landed {
+            clipPlaces.append(place)
+            place = place + clip.length
+        }
+        video.spans = zip(pieces, lowering).map { indexed, lowered in
+            let (index, piece) = indexed
+            let clip = landed[index]
+            let track = clip.clip.track
+            var reading: MergePlan.Span.Reading? = clip.clip.index == 0 ? nil : .init(of: track)
+            if encoding != nil, let shown = clip.clip.stream.displaySize {
+                // The encoding turns and fits each clip's pictures as they are.
+                reading?.picture = .init(turn: clip.clip.stream.uprightTurn, shown: shown)
+            }
+            var span = MergePlan.Span(
+                source: .init(path: track.path, streamIndex: track.streamIndex, reading: reading),
+                sourceRange: (track.origin + piece.range.lowerBound)..<(track.origin + piece.range.upperBound),
+                place: clipPlaces[index] + (piece.range.lowerBound - clip.start), duration: piece.range.upperBound - piece.range.lowerBound,
+                decision: piece.encoded ? .encode : .copy, reason: piece.reason)
+            // The clip's place in the track, for the report; a copy also joins by it.
+            span.join = .init(decodeLowering: encoding == nil ? lowered - least : .zero(), clipRange: clip.start..<clip.end, clip: clip.clip.index)
+            return span
+        }
+        return video
     }
 
     /// How every clip is encoded when one cannot be copied: as the first
@@ -290,19 +344,30 @@ extension MergePlanner {
         return encoding
     }
 
-    /// Where a clip's cuts land, or why they cannot be made by copy.
-    static func land(_ clip: ComposedClip, cuts: ClipCuts, mode: Composition.Cut) throws -> LandedClip {
+    /// Where a clip's cuts land and what fills it, or why it cannot be
+    /// made by copy. With `.keyframe` each cut moves to a keyframe and the
+    /// clip is copied. With `.exact` it starts with the frame on screen at
+    /// its start and ends with the last shown before its end; where a cut
+    /// falls inside a GOP, the frames a copy cannot give are encoded (unless
+    /// `partialGOPsRefused` says why they cannot be, which makes that the
+    /// clip's `copyProblem`):
+    /// - at the start, those up to the next keyframe, where the copy begins
+    ///   (the whole clip when no IDR keyframe follows before its end);
+    /// - at the end, those from the last keyframe, unless the frames shown
+    ///   before the end are decoded before every frame shown after it (no
+    ///   B-frame among them waits for a later one): then they are copied.
+    static func land(_ clip: ComposedClip, cuts: ClipCuts, mode: Composition.Cut, partialGOPsRefused: String? = nil) throws -> LandedClip {
         let start = cuts.start
         let end = cuts.end
-        var said: [String] = []
-        var problem: String?
+        var startNotes: [String] = []
+        var endNotes: [String] = []
         let landedStart: MediaTime
         let landedEnd: MediaTime
         switch mode {
         case .keyframe:
             if start.keyframe >= .zero() {
                 landedStart = start.keyframe
-                if landedStart != clip.start { said.append("start moved back to the keyframe at \(landedStart.secondsText()) s (asked \(clip.start.secondsText()) s)") }
+                if landedStart != clip.start { startNotes.append("start moved back to the keyframe at \(landedStart.secondsText()) s (asked \(clip.start.secondsText()) s)") }
             } else {
                 // Before zero lies what the file's edit list hides, which a clip in a sequence cannot hide: the next keyframe.
                 guard let next = start.nextKeyframe, next < (end?.nextKeyframe ?? clip.track.sourceEnd) || end == nil else {
@@ -310,7 +375,7 @@ extension MergePlanner {
                         "its video starts \(start.framesBefore) frames after its keyframe at \(start.keyframe.secondsText()) s, which its file hides, and has no keyframe after it to start a copy at; cut it exactly (Composition.Cut.exact)")
                 }
                 landedStart = next
-                said.append("start moved forward to the keyframe at \(next.secondsText()) s (asked \(clip.start.secondsText()) s): the frames before it follow a keyframe its file hides")
+                startNotes.append("start moved forward to the keyframe at \(next.secondsText()) s (asked \(clip.start.secondsText()) s): the frames before it follow a keyframe its file hides")
             }
             if let end {
                 guard end.leadingPictures == 0 else {
@@ -318,47 +383,92 @@ extension MergePlanner {
                         "the keyframe at \((end.nextKeyframe ?? end.time).secondsText()) s opens a GOP whose first \(end.leadingPictures) frames are shown before it; a copy cannot end there")
                 }
                 landedEnd = end.nextKeyframe ?? clip.track.sourceEnd
-                if landedEnd != clip.end { said.append("end moved to \(end.nextKeyframe == nil ? "the end of its video" : "the keyframe") at \(landedEnd.secondsText()) s (asked \(clip.end.secondsText()) s)") }
+                if landedEnd != clip.end { endNotes.append("end moved to \(end.nextKeyframe == nil ? "the end of its video" : "the keyframe") at \(landedEnd.secondsText()) s (asked \(clip.end.secondsText()) s)") }
             } else {
                 landedEnd = clip.track.sourceEnd
             }
         case .exact:
-            if start.framesBefore > 0 || start.frameStart != start.keyframe {
-                problem = "its start at \(clip.start.secondsText()) s falls \(start.framesBefore) frame\(start.framesBefore == 1 ? "" : "s") after the keyframe at \(start.keyframe.secondsText()) s"
-            }
             landedStart = start.frameStart
-            if landedStart != clip.start { said.append("starts with the frame shown from \(landedStart.secondsText()) s") }
-            if let end {
-                let frameEnd = end.frameAtOrAfter ?? clip.track.sourceEnd
-                if end.frameAtOrAfter != nil, end.nextKeyframe != frameEnd || end.leadingPictures > 0, problem == nil {
-                    problem = "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s)"
-                }
-                landedEnd = frameEnd
-                if landedEnd != clip.end { said.append("ends with the frame shown until \(landedEnd.secondsText()) s") }
-            } else {
-                landedEnd = clip.track.sourceEnd
-            }
-        }
-        // A clip after the first begins where a decoder can restart, or it is not copied.
-        let startJoins = landedStart == start.keyframe ? start.keyframeJoins : start.nextKeyframeJoins
-        if clip.index > 0, !startJoins, problem == nil {
-            problem = "its keyframe at \(landedStart.secondsText()) s is not an IDR picture, where a copy could begin a clip after another"
+            if landedStart != clip.start { startNotes.append("starts with the frame shown from \(landedStart.secondsText()) s") }
+            landedEnd = end.map { $0.frameAtOrAfter ?? clip.track.sourceEnd } ?? clip.track.sourceEnd
+            if end != nil, landedEnd != clip.end { endNotes.append("ends with the frame shown until \(landedEnd.secondsText()) s") }
         }
         guard landedEnd > landedStart else {
             throw MediaMuxError.invalidOption(option: "Composition.clips", message:
                 "the clip from \(clip.start.secondsText()) s to \(clip.end.secondsText()) s holds no frame")
         }
-        let startLead = landedStart == start.keyframe ? start.keyframeLead : start.nextKeyframeLead ?? start.keyframeLead
+        func plural(_ count: Int) -> String { "\(count) frame\(count == 1 ? "" : "s")" }
+        var landed = LandedClip(clip: clip, start: landedStart, end: landedEnd, pieces: [])
+
+        // The start: a copy begins at a keyframe; after the first clip, at one a decoder restarts at.
+        var startProblem: String?
+        if mode == .exact, start.framesBefore > 0 || start.frameStart != start.keyframe {
+            startProblem = "its start at \(clip.start.secondsText()) s falls \(plural(start.framesBefore)) after the keyframe at \(start.keyframe.secondsText()) s"
+        } else if clip.index > 0, !(landedStart == start.keyframe ? start.keyframeJoins : start.nextKeyframeJoins) {
+            startProblem = "its keyframe at \(landedStart.secondsText()) s is not an IDR picture, where a copy could begin a clip after another"
+        }
+        var copyFrom = landedStart
+        var startLead = landedStart == start.keyframe ? start.keyframeLead : start.nextKeyframeLead ?? start.keyframeLead
+        var head: Piece?
+        var whole: String?
+        if startProblem != nil, mode == .exact {
+            if let next = start.nextKeyframe, next < landedEnd, start.nextKeyframeJoins, start.leadingPictures == 0 {
+                head = Piece(
+                    range: landedStart..<next, encoded: true,
+                    reason: "start re-encoded: \(plural(start.framesToNextKeyframe)) before the keyframe at \(next.secondsText()) s")
+                copyFrom = next
+                startLead = start.nextKeyframeLead ?? .zero()
+            } else {
+                whole = "no IDR keyframe to copy from follows before its end"
+            }
+        }
+
+        // The end: a copy ends at a keyframe, at its video's end, or after frames decoded before any shown later.
+        var endProblem: String?
+        var copyTo = landedEnd
         var endLead = MediaTime.zero()
-        if let end, landedEnd == end.nextKeyframe, let lead = end.nextKeyframeLead {
-            endLead = lead
+        var tail: Piece?
+        if mode == .keyframe, let end, end.nextKeyframe != nil {
+            endLead = end.nextKeyframeLead ?? .zero()
+        } else if mode == .exact, let end, let frame = end.frameAtOrAfter {
+            if frame == end.nextKeyframe, end.leadingPictures == 0, let lead = end.nextKeyframeLead {
+                endLead = lead
+            } else if let decoded = end.decodedAfterShown {
+                endLead = landedEnd - decoded
+            } else {
+                endProblem = frame == end.nextKeyframe
+                    ? "its end at \(clip.end.secondsText()) s is a keyframe whose \(plural(end.leadingPictures)) shown before it \(end.leadingPictures == 1 ? "is" : "are") decoded after it"
+                    : "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s)"
+                if whole == nil, end.keyframe > copyFrom, end.keyframeJoins {
+                    tail = Piece(
+                        range: end.keyframe..<landedEnd, encoded: true,
+                        reason: "end re-encoded: \(plural(end.framesFromKeyframe)) from the keyframe at \(end.keyframe.secondsText()) s")
+                    copyTo = end.keyframe
+                    endLead = end.keyframeLead
+                } else if whole == nil {
+                    whole = "the GOP it ends in begins where its copy would"
+                }
+            }
         } else if let decodeEnd = (cuts.tail ?? end)?.decodeEnd {
             // Played to the end of its video: the next picture, were there one, decoded where the last packet's decoding ends.
             endLead = landedEnd - decodeEnd
         }
-        return LandedClip(
-            clip: clip, start: landedStart, end: landedEnd, startLead: startLead, endLead: endLead,
-            reason: (["copied"] + said).joined(separator: "; "), copyProblem: problem)
+
+        let problems = [startProblem, endProblem].compactMap { $0 }
+        if let problem = problems.first, mode == .keyframe || partialGOPsRefused != nil {
+            landed.copyProblem = problem + (partialGOPsRefused.map { " (\($0))" } ?? "")
+        }
+        if let whole {
+            landed.pieces = [Piece(range: landedStart..<landedEnd, encoded: true, reason: "encoded whole: " + (problems + [whole]).joined(separator: "; "))]
+        } else {
+            let copied = head != nil || tail != nil ? "copied from \(copyFrom.secondsText()) s to \(copyTo.secondsText()) s" : "copied"
+            landed.pieces = (head.map { [$0] } ?? [])
+                + [Piece(range: copyFrom..<copyTo, encoded: false, startLead: startLead, endLead: endLead, reason: copied)]
+                + (tail.map { [$0] } ?? [])
+        }
+        landed.pieces[0].reason += startNotes.map { "; " + $0 }.joined()
+        landed.pieces[landed.pieces.count - 1].reason += endNotes.map { "; " + $0 }.joined()
+        return landed
     }
 
     /// The rule by which a clip joins the first by copy: the track keeps

@@ -215,10 +215,14 @@ public struct MergePlan: Sendable, Equatable {
             /// What it takes of its file's video, on that video's timeline
             /// (its first frame shown at zero): where its cuts landed.
             public var clipRange: Range<MediaTime>
+            /// The clip's place in the composition, counting from 0: a clip
+            /// whose cut falls inside a GOP has a span for each piece.
+            public var clip: Int
 
-            public init(decodeLowering: MediaTime, clipRange: Range<MediaTime>) {
+            public init(decodeLowering: MediaTime, clipRange: Range<MediaTime>, clip: Int = 0) {
                 self.decodeLowering = decodeLowering
                 self.clipRange = clipRange
+                self.clip = clip
             }
         }
 
@@ -325,6 +329,11 @@ public struct MergePlan: Sendable, Equatable {
         /// are turned, fitted into another frame and encoded.
         public var reframing: VideoEncoding?
 
+        /// Video copied but for the partial GOPs at a composition's
+        /// frame-exact cuts (its `.encode` spans): how those are encoded to
+        /// decode under the copy's one sample entry. Nil otherwise.
+        public var cutEncoding: CutEncoding?
+
         /// The input's packets are written as they are: neither encoded nor re-framed.
         public var isCopied: Bool { encoding == nil && reframing == nil }
 
@@ -430,10 +439,19 @@ public struct MergePlan: Sendable, Equatable {
     /// A composition's clips, from its video's spans; empty for a merge.
     public var clips: [MergeReport.Clip] {
         guard let video = track(.video) else { return [] }
-        return video.spans.compactMap { span in
-            guard let join = span.join, let source = span.source else { return nil }
-            return MergeReport.Clip(source: source.path, place: span.place, duration: span.duration, range: join.clipRange, reason: span.reason)
+        var clips: [(index: Int, clip: MergeReport.Clip)] = []
+        for span in video.spans {
+            guard let join = span.join, let source = span.source else { continue }
+            if let last = clips.last, last.index == join.clip {
+                // A later piece of the same clip.
+                clips[clips.count - 1].clip.duration = span.end - last.clip.place
+                clips[clips.count - 1].clip.reason += "; " + span.reason
+            } else {
+                clips.append((join.clip, MergeReport.Clip(
+                    source: source.path, place: span.place, duration: span.duration, range: join.clipRange, reason: span.reason)))
+            }
         }
+        return clips.map(\.clip)
     }
 
     /// The track with `role`, if the output has one.

@@ -16,6 +16,18 @@ package struct CutScan: Sendable, Equatable {
     /// Frames shown from `keyframe` on before `frameStart`: those a copy
     /// starting at `time` would have to encode anew.
     package var framesBefore: Int
+    /// Frames shown from `keyframe` on and before `time`: those an encoded
+    /// end from the keyframe holds.
+    package var framesFromKeyframe = 0
+    /// Frames shown from `frameStart` on and before `nextKeyframe`: those an
+    /// encoded start up to the next keyframe holds.
+    package var framesToNextKeyframe = 0
+    /// Where the first packet is decoded that comes after every frame shown
+    /// before `time`, when no frame shown from `time` on is decoded before
+    /// one shown before it: a copy then ends after the frames shown before
+    /// `time` without dragging a later one in. Nil when it would (a B-frame
+    /// shown before `time` waits for a frame shown after it).
+    package var decodedAfterShown: MediaTime?
     /// Where the first frame shown at or after `time` is shown; nil past the last.
     package var frameAtOrAfter: MediaTime?
     /// Where the first keyframe shown at or after `time` is shown; nil when none is.
@@ -76,6 +88,9 @@ package struct CutScan: Sendable, Equatable {
         var nextLead: Int64?
         var lastDecodeEnd: Int64?
         var stoppedEarly = false
+        var shown: [Int64] = []
+        var laterDecoded: Int64?
+        var laterFirst = false
         while let buffer = try reader.next() {
             let packet = buffer.pointer.pointee
             defer { reader.reuse(buffer) }
@@ -89,6 +104,9 @@ package struct CutScan: Sendable, Equatable {
                 keyframe = (packet.pts, packet.dts)
                 keyframeJoins = reader.joins(buffer.pointer)
             }
+            shown.append(packet.pts)
+            if packet.pts < 0, laterDecoded != nil { laterFirst = true }
+            if packet.pts >= 0, laterDecoded == nil { laterDecoded = packet.dts }
             if packet.pts <= 0 {
                 shownBefore.append(packet.pts)
             } else {
@@ -124,6 +142,9 @@ package struct CutScan: Sendable, Equatable {
         scan.keyframeLead = MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick)
         scan.nextKeyframeLead = nextLead.map { MediaTime(ticks: $0, of: tick) }
         scan.decodeEnd = stoppedEarly ? nil : lastDecodeEnd.map(at)
+        scan.framesFromKeyframe = shown.filter { $0 >= keyframe.pts && $0 < 0 }.count
+        scan.framesToNextKeyframe = shown.filter { $0 >= frameStart && $0 < (next?.pts ?? .max) }.count
+        scan.decodedAfterShown = laterFirst ? nil : laterDecoded.map(at)
         return scan
     }
 }

@@ -20,7 +20,7 @@ final class EncodedVideoReader: PacketSource {
     /// The track's one encoder, which every span's pictures go to.
     private let encoder: VideoSpanEncoder
     /// The pictures the encoding was made for: a span whose source's differ says so (`Span.Reading.picture`).
-    private let ownPicture: MergePlan.Span.SourcePicture
+    private let ownPicture: MergePlan.Span.SourcePicture?
     private let cancellation: CancellationFlag
     private let endTick: Int64
     /// Rejected packets, by source file, of the spans done.
@@ -32,20 +32,37 @@ final class EncodedVideoReader: PacketSource {
     /// Source packets decoded at each turn: enough to keep the muxer fed, few enough to keep memory flat.
     private static let packetsPerTurn = 8
 
-    init(
+    /// How the pictures are encoded: re-framed as the track's encoding says,
+    /// or (a smart cut's frames) as decoded (`VideoSpanEncoder.init(cut:...)`).
+    enum Encoder {
+        case reframing(VideoEncoding, globalHeaders: Bool)
+        case cut(CutEncoding, frameRate: AVRational)
+    }
+
+    convenience init(
         inputs: SpanInputs, track: MergePlan.Track, encoding: VideoEncoding, output: String, globalHeaders: Bool, cancellation: CancellationFlag
     ) throws {
+        try self.init(inputs: inputs, track: track, encoder: .reframing(encoding, globalHeaders: globalHeaders), output: output, cancellation: cancellation)
+    }
+
+    init(inputs: SpanInputs, track: MergePlan.Track, encoder kind: Encoder, output: String, cancellation: CancellationFlag) throws {
         self.cancellation = cancellation
         self.track = track
-        ownPicture = .init(turn: encoding.turn, shown: encoding.picture)
         readers = try SpanReaders(inputs: inputs, track: track, decision: .encode)
         let inputStream = try readers.inputs.own.plannedStream(track.streamIndex, kind: .video)
         timeBase = readers.first.timeBase
         endTick = track.end.ticks(of: track.timeBase, rounding: .up)
         span = try DecodedSpan(
             reader: readers.first, stream: inputStream, place: 0, end: readers.firstEnd.ticks(of: track.timeBase, rounding: .up))
-        encoder = try VideoSpanEncoder(
-            encoding: encoding, stream: inputStream, timeBase: timeBase, globalHeaders: globalHeaders, path: track.path, output: output)
+        switch kind {
+        case .reframing(let encoding, let globalHeaders):
+            encoder = try VideoSpanEncoder(
+                encoding: encoding, stream: inputStream, timeBase: timeBase, globalHeaders: globalHeaders, path: track.path, output: output)
+            ownPicture = .init(turn: encoding.turn, shown: encoding.picture)
+        case .cut(let cut, let frameRate):
+            encoder = try VideoSpanEncoder(cut: cut, stream: inputStream, frameRate: frameRate, timeBase: timeBase, path: track.path, output: output)
+            ownPicture = nil
+        }
     }
 
     /// The encoder, for the muxer's stream parameters.
@@ -106,8 +123,7 @@ final class EncodedVideoReader: PacketSource {
         guard let (next, view) = try readers.begin(placed: nil) else { return false }
         let place = next.place.ticks(of: track.timeBase, rounding: .nearest)
         let stream = try readers.current.demuxer.plannedStream(view.streamIndex, kind: .video)
-        let picture = next.source?.reading?.picture ?? ownPicture
-        try encoder.takePictures(turned: picture.turn, shown: picture.shown)
+        if let picture = next.source?.reading?.picture ?? ownPicture { try encoder.takePictures(turned: picture.turn, shown: picture.shown) }
         span = try DecodedSpan(reader: readers.current, stream: stream, place: place, end: view.end.ticks(of: track.timeBase, rounding: .up))
         return true
     }

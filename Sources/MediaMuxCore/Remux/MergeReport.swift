@@ -66,6 +66,9 @@ public struct MergeReport: Sendable, Equatable {
         public var encoding: AudioEncoding?
         /// Video: nil when copied; how it was re-framed and encoded.
         public var reframing: VideoEncoding?
+        /// Video of a composition copied but for the frames at cuts inside
+        /// GOPs: how those were encoded (the clips' reasons say which).
+        public var cutEncoding: CutEncoding?
         /// How many times the source plays: more than once for a looped soundtrack.
         public var plays: Int = 1
         /// How long the video's last frame stays on screen past the video's own end.

@@ -52,12 +52,24 @@ package final class MuxerHandle {
     /// replaces.
     package func addStream(
         copying input: UnsafeMutablePointer<AVStream>, codecTag: String?, standIn: String? = nil, matrix: DisplayMatrix,
-        tags: TagSelection
+        tags: TagSelection, configuration: [UInt8]? = nil
     ) throws -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(context, nil) else {
             throw MediaMuxError.outOfMemory("adding a stream", path: reportedPath)
         }
         try ffmpegCheck(avcodec_parameters_copy(stream.pointee.codecpar, input.pointee.codecpar), "copying codec parameters", path: reportedPath)
+        if let configuration {
+            // The decoder configuration the muxer writes as it is (an avcC it is handed whole).
+            let parameters: UnsafeMutablePointer<AVCodecParameters> = stream.pointee.codecpar
+            av_freep(&parameters.pointee.extradata)
+            parameters.pointee.extradata_size = 0
+            guard let bytes = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
+                throw MediaMuxError.outOfMemory("writing the decoder configuration", path: reportedPath)
+            }
+            bytes.update(from: configuration, count: configuration.count)
+            parameters.pointee.extradata = bytes
+            parameters.pointee.extradata_size = Int32(configuration.count)
+        }
         if let standIn {
             guard let descriptor = avcodec_descriptor_get_by_name(standIn) else {
                 throw MediaMuxError.unexpected(path: reportedPath, detail: "this FFmpeg has no \(standIn) codec to stand in for one it cannot read")

@@ -137,9 +137,9 @@ package final class Remuxer {
             try writer.open()
             if let observing, let videoInput {
                 do {
-                    // What is written: the input's packets, or for a video re-framed the encoder's.
+                    // What is written: the input's packets, or for a video re-framed (or cut) the output stream's.
                     observer = try observing.make(
-                        plan.video.reframing == nil
+                        plan.video.reframing == nil && plan.video.cutEncoding == nil
                             ? videoInput.plannedStream(plan.video.streamIndex, kind: .video) : muxer.stream(plan.index(of: .video)))
                 } catch {
                     warnings.append("no \(observing.product): \(describe(error))")
@@ -245,7 +245,8 @@ package final class Remuxer {
         // What each packet source reads: a copied track's packets (its last picture held over
         // what follows), a re-framed video's pictures (held likewise), an encoded track's sound and silence.
         let readable: Set<MergePlan.Span.Decision> =
-            track.reframing != nil ? [.encode, .hold] : track.encoding != nil ? [.encode, .silence] : [.copy, .hold]
+            track.reframing != nil ? [.encode, .hold] : track.encoding != nil ? [.encode, .silence]
+            : track.cutEncoding != nil ? [.copy, .encode, .hold] : [.copy, .hold]
         if let span = track.spans.first(where: { !readable.contains($0.decision) }) {
             throw MediaMuxError.unexpected(
                 path: track.path,
@@ -273,6 +274,12 @@ package final class Remuxer {
         switch track.role {
         case .video: matrix = plan.rotation.keepsSourceMatrix ? .source : .rotation(plan.rotation.degrees)
         case .soundtrack, .originalAudio: matrix = .none
+        }
+        if let cut = track.cutEncoding {
+            let spliced = try SplicedSpans(inputs: inputs, track: track, cut: cut, output: plan.outputPath, cancellation: cancellation)
+            _ = try muxer.addStream(
+                copying: stream, codecTag: track.codecTag, matrix: matrix, tags: plan.metadata.streamTags, configuration: spliced.configuration)
+            return spliced
         }
         _ = try muxer.addStream(
             copying: stream, codecTag: track.codecTag, standIn: track.standIn, matrix: matrix, tags: plan.metadata.streamTags)
@@ -429,6 +436,7 @@ package final class Remuxer {
             start: planned.sourceStart, duration: planned.end - planned.sourceStart,
             packets: written.packets, bytes: written.bytes, encoding: planned.encoding)
         track.reframing = planned.reframing
+        track.cutEncoding = planned.cutEncoding
         track.plays = planned.plays
         track.damagedPackets = damagedPackets[index]
         track.loudness = loudness[index]

@@ -36,6 +36,8 @@ package final class VideoSpanEncoder {
     private var finished = false
     /// Pictures handed to the encoder.
     package private(set) var framesEncoded = 0
+    /// Encoding a smart cut's frames: the decoded pictures go to the encoder as they are.
+    private let cut: CutEncoding?
 
     /// - Parameters:
     ///   - stream: the source stream, for the frame rate the encoder is told,
@@ -51,16 +53,67 @@ package final class VideoSpanEncoder {
         self.encoding = encoding
         self.timeBase = timeBase
         self.path = path
+        cut = nil
         filtered = try FrameBuffer()
         direct = encoding.isScaleAndTurn ? try ScaledUprightPictures(encoding: encoding, path: path) : nil
-        guard let codec = avcodec_find_encoder_by_name(encoding.encoder) else {
-            throw MediaMuxError.ffmpeg(
-                operation: "finding the \(encoding.encoder) encoder", path: output, code: FFmpegCode.notAvailable,
-                message: "this FFmpeg was built without \(encoding.encoder)")
-        }
-        encoder = try EncoderHandle(codec: codec, path: output)
+        encoder = try Self.encoder(named: encoding.encoder, output: output)
         try Self.configure(encoder, encoding, input: stream, timeBase: timeBase, globalHeaders: globalHeaders, output: output)
         encoderThread = try EncoderThread(encoder: encoder)
+    }
+
+    /// The encoder of a smart cut's frames (`CutEncoding`): the source's
+    /// pictures as decoded, in their size, pixel format, shape and colour,
+    /// at `frameRate` (the same for every cut of a track, whose encoders
+    /// must all write the same parameter sets).
+    init(cut: CutEncoding, stream: UnsafeMutablePointer<AVStream>, frameRate: AVRational, timeBase: AVRational, path: String, output: String) throws {
+        let parameters = stream.pointee.codecpar.pointee
+        let size = VideoSize(width: Int(parameters.width), height: Int(parameters.height))
+        encoding = VideoEncoding(
+            codec: "h264", encoder: cut.encoder, sourceCodec: "h264", frame: size, picture: size, fit: .pad, turn: .none,
+            bitDepth: cut.bitDepth, quality: cut.quality, preset: cut.preset, reason: "a cut inside a GOP", notes: [])
+        self.cut = cut
+        self.timeBase = timeBase
+        self.path = path
+        filtered = try FrameBuffer()
+        direct = nil
+        encoder = try Self.encoder(named: cut.encoder, output: output)
+        let context = encoder.context
+        context.pointee.width = parameters.width
+        context.pointee.height = parameters.height
+        let format = AVPixelFormat(rawValue: parameters.format)
+        context.pointee.pix_fmt = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV420P10LE].contains(format)
+            ? format : Self.outputFormat(cut.bitDepth)
+        context.pointee.time_base = timeBase
+        context.pointee.framerate = frameRate
+        context.pointee.sample_aspect_ratio = parameters.sample_aspect_ratio
+        context.pointee.color_primaries = parameters.color_primaries
+        context.pointee.color_trc = parameters.color_trc
+        context.pointee.colorspace = parameters.color_space
+        context.pointee.color_range = parameters.color_range
+        context.pointee.chroma_sample_location = parameters.chroma_location
+        // No B-frames: each packet is decoded where it is shown, so the copy's decode times go on from the cut's.
+        context.pointee.max_b_frames = 0
+        context.pointee.level = Int32(cut.level)
+        context.pointee.thread_count = 0
+        context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        let options = [
+            ("preset", cut.preset), ("crf", String(cut.quality)), ("profile", cut.profile),
+            ("x264-params", "sps-id=\(cut.parameterSetID)"),
+        ]
+        let code = encoder.open(options: options)
+        if code < 0 {
+            throw MediaMuxError.ffmpeg(
+                operation: "opening \(cut.encoder) for the frames at a cut (\(cut.summary))", path: output, code: code, message: ffmpegErrorText(code))
+        }
+        encoderThread = try EncoderThread(encoder: encoder)
+    }
+
+    private static func encoder(named name: String, output: String) throws -> EncoderHandle {
+        guard let codec = avcodec_find_encoder_by_name(name) else {
+            throw MediaMuxError.ffmpeg(
+                operation: "finding the \(name) encoder", path: output, code: FFmpegCode.notAvailable, message: "this FFmpeg was built without \(name)")
+        }
+        return try EncoderHandle(codec: codec, path: output)
     }
 
     /// The encoder, for the muxer's stream parameters.
@@ -140,6 +193,15 @@ package final class VideoSpanEncoder {
             durations[time] = max(1, next.saturatingSubtracting(time))
         } else {
             undatedTime = time
+        }
+        if cut != nil {
+            guard frame.pointer.pointee.format == encoder.context.pointee.pix_fmt.rawValue,
+                  frame.pointer.pointee.width == encoder.context.pointee.width, frame.pointer.pointee.height == encoder.context.pointee.height
+            else {
+                throw MediaMuxError.damaged(path: path, detail: "a picture at a cut is decoded in another size or pixel format than its stream declares")
+            }
+            try hand(frame)
+            return
         }
         if let direct {
             try direct.convert(frame, into: filtered)
