@@ -95,6 +95,11 @@ check preview-clip preview TestMedia/h264_bframes_aac.mp4 --clip "$work/out/clip
 # its packet, the sample tables from fragments (the encode path is the
 # re-framing merge's above).
 check compose compose "$work/out/composed.mp4" --clip TestMedia/hevc_hev1.mp4@1- --clip TestMedia/hevc_hev1.mp4@1- --soundtrack TestMedia/aac_7s.m4a --quiet
+# A smart cut: the 5 frames before the keyframe at 2 s and the 5 from the
+# one at 4 s encoded by encoders of their own (and one opened for its
+# parameter sets), their packets rewritten into the avcC's form between
+# copied ones.
+check compose-cut compose "$work/out/cut.mp4" --clip TestMedia/h264_gop2s_aac.mp4@1.8-4.2 --quiet
 cat >"$work/jobs.json" <<EOF
 {"jobs": [
   {"video": "$PWD/TestMedia/h264_bframes_aac.mp4", "audio": "http://127.0.0.1:$port/song.m4a", "output": "out/a.mp4", "preview": {"sheet": true, "clip": true}},

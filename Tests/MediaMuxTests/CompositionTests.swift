@@ -235,6 +235,38 @@ import TestSupport
         }
     }
 
+    /// Real clips (another tool's H.264 Main, one IDR picture each): a range
+    /// from the middle of one has no keyframe to copy from, so its frames
+    /// are all encoded, with the cuts' encoder, between clips copied whole,
+    /// all under the one avcC.
+    @Test(Samples.required) func aRealClipCutInsideItsOnlyGOPIsEncodedBetweenCopiedOnes() async throws {
+        let folder = try TemporaryFolder()
+        let names = ["join_preroll_h264_640x360_aac_5s.mp4", "join_midroll_h264_640x360_aac_5s.mp4", "join_postroll_h264_640x360_aac_5s.mp4"]
+        let sources = names.map(Samples.path)
+        let output = folder.path("real.mp4")
+        let report = try await engine.compose(
+            Composition(clips: [.init(sources[0]), .init(sources[1], from: seconds(2), to: seconds(4)), .init(sources[2])]), output: .file(output))
+        #expect(report.clips[0].reason == "copied" && report.clips[2].reason == "copied", "\(report.clips.map(\.reason))")
+        #expect(report.clips[1].reason.hasPrefix("encoded whole: its start at 2.000 s falls 50 frames after the keyframe at 0.000 s"), "\(report.clips[1].reason)")
+        #expect(report.video.cutEncoding?.profile == "main")
+        let (_, video) = try checkLayout(output, lasting: 12, frameRate: 25)
+        #expect(try parameterSetCounts(video) == (2, 2))
+        let tracks = try sources.map { try #require(try MP4File(path: $0).videoTracks.first) }
+        // 125 samples copied, 50 encoded, 125 copied.
+        #expect(video.sampleCount == 300)
+        #expect(try sampleBytes(video, 0..<125) == (try sampleBytes(tracks[0])))
+        #expect(try sampleBytes(video, 175..<300) == (try sampleBytes(tracks[2])))
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        let middle = try TrackDecoder.frames(of: tracks[1], keepingLuma: true)
+        #expect(frames.count == 300)
+        #expect(frames[0..<125].map(\.hash) == (try TrackDecoder.frames(of: tracks[0])).map(\.hash))
+        #expect(frames[175..<300].map(\.hash) == (try TrackDecoder.frames(of: tracks[2])).map(\.hash))
+        for index in 125..<175 {
+            let psnr = try #require(frames[index].luma).psnr(against: try #require(middle[index - 125 + 50].luma))
+            if psnr < 36 { Issue.record("frame \(index): \(psnr) dB against the source's frame \(index - 125 + 50)") }
+        }
+    }
+
     /// Frames shown before the end that are all decoded before any shown
     /// after it (no B-frame among them waits for a later frame) end a copy
     /// as they are: nothing is encoded.
