@@ -90,6 +90,26 @@ assert_eq "$(vprobe1 stream=has_b_frames h264_gop2s_aac.mp4)" 2 "h264_gop2s_aac 
 assert_close "$(probe1 stream=duration h264_gop2s_aac.mp4 | sed -n 1p)" 6.0 0.001 "h264_gop2s_aac video duration"
 
 # --------------------------------------------------------------------------
+step "hevc_hlg10_opengop_aac.mp4 (HEVC Main 10, HLG, hvc1, open GOPs: IDR at 0 s, CRA at 2 and 4 s with RASL; 25 fps, 6.0 s; AAC 440 Hz)"
+# For cuts inside an HEVC GOP: the parameter sets out of band (hvc1), a CRA
+# whose leading picture references the GOP before it, 10 bits and HLG's tags.
+# 32x32 CTUs and SAO off, which a cut's encoder (x265 veryfast: 64x64, SAO on)
+# does not share: its frames decode wrong under this file's parameter sets.
+"${FF[@]}" -f lavfi -i "testsrc2=size=192x108:rate=25:duration=6" -f lavfi -i "$(src_sine 440 48000 6)" \
+  -map 0:v -map 1:a -c:v libx265 -preset medium -crf 30 -pix_fmt yuv420p10le \
+  -x265-params keyint=50:min-keyint=50:scenecut=0:open-gop=1:bframes=3:ctu=32:sao=0:log-level=error:pools=1:frame-threads=1 \
+  -color_primaries bt2020 -color_trc arib-std-b67 -colorspace bt2020nc -tag:v hvc1 \
+  -c:a aac -b:a 24k -ac 1 "${BX[@]}" hevc_hlg10_opengop_aac.mp4
+assert_eq "$("${PROBE[@]}" -select_streams v:0 -show_entries packet=pts_time,flags -of csv=p=0 hevc_hlg10_opengop_aac.mp4 | grep K | cut -d, -f1 | tr '\n' ' ')" \
+  "0.000000 2.000000 4.000000 " "hevc_hlg10_opengop_aac.mp4 keyframes"
+assert_eq "$("${PROBE[@]}" -select_streams v:0 -show_entries stream=codec_tag_string,pix_fmt,color_transfer -of csv=p=0 hevc_hlg10_opengop_aac.mp4)" \
+  "hvc1,yuv420p10le,arib-std-b67" "hevc_hlg10_opengop_aac.mp4 entry, format and transfer"
+ffmpeg -hide_banner -i hevc_hlg10_opengop_aac.mp4 -map 0:v -c copy -bsf:v trace_headers -f null - 2>&1 | grep -q "nal_unit_type.* = 21$" \
+  || fail "hevc_hlg10_opengop_aac.mp4 has no CRA picture"
+ffmpeg -hide_banner -i hevc_hlg10_opengop_aac.mp4 -map 0:v -c copy -bsf:v trace_headers -f null - 2>&1 | grep -q "nal_unit_type.* = 8$" \
+  || fail "hevc_hlg10_opengop_aac.mp4 has no RASL picture"
+
+# --------------------------------------------------------------------------
 step "h264_rot90/180/270.mp4 (320x240, tkhd matrix patched)"
 "${FF[@]}" -f lavfi -i "$(src_video 320x240 3)" "${X264[@]}" "${BX[@]}" "$TMP/rot.mp4"
 for deg in 90 180 270; do
@@ -617,7 +637,7 @@ EOF
 
 # --------------------------------------------------------------------------
 step "sizes"
-synthetic=(h264_bframes_aac.mp4 h264_gop2s_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
+synthetic=(h264_bframes_aac.mp4 h264_gop2s_aac.mp4 hevc_hlg10_opengop_aac.mp4 phone_portrait_h264_aac.mp4 h264_rot90.mp4 h264_rot180.mp4 h264_rot270.mp4 h264_coded_portrait.mp4
            hevc_hev1.mp4 h264_vfr.mp4 vp9.mp4 h264_aac.mkv h264_negative_start.mp4 h264_negative_cts_tail.mp4 hevc_hdr10_entry_boxes.mp4 hevc_dv_profile5.mp4 h264_26s_2fps.mp4 h264_frame_index_negative_cts.mp4 aac_7s.m4a aac_2s.m4a
            mp3_5s.mp3 opus_5s.webm opus_5s.ogg pcm_2s.wav flac_3s.flac flac_96k_51_1s.flac vorbis_2s.ogg alac_2s.m4a aac_chirp_1.5s.m4a
            empty.m4a html_page.m4a truncated_h264.mp4
@@ -631,7 +651,7 @@ syn_total=$(du -cb "${synthetic[@]}" | tail -n1 | cut -f1)
 all_total=$(du -sb "$DIR" | cut -f1)
 echo "   synthetic fixtures: ${#synthetic[@]} files, $syn_total bytes"
 echo "   whole TestMedia folder: $all_total bytes"
-(( syn_total < 1100000 )) || fail "synthetic fixtures too big: $syn_total bytes"
+(( syn_total < 1200000 )) || fail "synthetic fixtures too big: $syn_total bytes"
 # Real files stay in the samples folder; the fixtures, seeds and corpus keep within 5 MB.
 (( all_total < 5000000 )) || fail "TestMedia too big: $all_total bytes"
 echo "OK"

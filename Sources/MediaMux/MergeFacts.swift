@@ -41,7 +41,9 @@ public struct MergeFacts: Sendable, Equatable, Codable {
     public struct CutsEncoded: Sendable, Equatable, Codable {
         public var encoder: String
         public var profile: String
-        /// The id the encoded frames' parameter sets take beside the source's in the avcC.
+        /// "h264" or "hevc".
+        public var codec: String
+        /// The id the encoded frames' picture parameter set takes beside the source's in the avcC or hvcC.
         public var parameterSetID: Int
         public var quality: Int
         public var preset: String
@@ -145,7 +147,7 @@ public struct MergeFacts: Sendable, Equatable, Codable {
                                filterGraph: $0.filterGraph)
                   },
                   cutsEncoded: t.cutEncoding.map {
-                      CutsEncoded(encoder: $0.encoder, profile: $0.profile, parameterSetID: $0.parameterSetID, quality: $0.quality, preset: $0.preset,
+                      CutsEncoded(encoder: $0.encoder, profile: $0.profile, codec: $0.codec, parameterSetID: $0.parameterSets.picture, quality: $0.quality, preset: $0.preset,
                                   summary: $0.summary)
                   },
                   plays: t.plays > 1 && report.clips.isEmpty ? t.plays : nil,

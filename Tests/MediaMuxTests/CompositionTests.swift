@@ -267,6 +267,133 @@ import TestSupport
         }
     }
 
+    /// The parameter sets an hvcC (a sample entry's box, header included) holds, by NAL unit type.
+    private func hevcParameterSetCounts(_ track: MP4File.Track) throws -> [Int: Int] {
+        let hvcC = Array(try #require(track.sampleEntryBoxes.first { $0.type == "hvcC" }).bytes.dropFirst(8))
+        var counts: [Int: Int] = [:]
+        var at = 23
+        for _ in 0..<Int(hvcC[22]) {
+            let type = Int(hvcC[at] & 0x3F)
+            let count = Int(hvcC[at + 1]) << 8 | Int(hvcC[at + 2])
+            at += 3
+            for _ in 0..<count { at += 2 + (Int(hvcC[at]) << 8 | Int(hvcC[at + 1])) }
+            counts[type, default: 0] += count
+        }
+        return counts
+    }
+
+    /// A copied sample that begins a stretch after others: the source's bytes
+    /// but for its CRA slices' NAL unit type, made BLA_W_LP (21 to 16).
+    private func isMarkedSplice(_ copied: Data, of original: Data) -> Bool {
+        guard copied.count == original.count else { return false }
+        let changed = zip(copied, original).filter { $0 != $1 }
+        return !changed.isEmpty && changed.allSatisfy { ($0.0 >> 1) & 0x3F == 16 && ($0.1 >> 1) & 0x3F == 21 }
+    }
+
+    /// A smart cut of 10-bit HLG HEVC with open GOPs (hvc1): x265's parameter
+    /// sets and slices are given ids of their own (VPS 1, SPS 1, PPS 15) in
+    /// the one hvcC; the CRA's leading picture, which references the GOP
+    /// before it, is encoded with the frames before it and left out of the
+    /// copy, which begins at the CRA made a splice point.
+    @Test func anExactCutInsideAnHEVCOpenGOPEncodesTheFramesBeforeItsKeyframe() async throws {
+        let folder = try TemporaryFolder()
+        let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
+        func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
+        let ranges: [Range<Int64>] = [15..<110, 51..<150, 0..<75]
+        let output = folder.path("hevc.mp4")
+        let report = try await engine.compose(
+            Composition(clips: ranges.map { .init(source, from: at($0.lowerBound), to: at($0.upperBound)) }), output: .file(output))
+        #expect(report.clips.map(\.reason) == [
+            "start re-encoded: 35 frames before the keyframe at 2.000 s; copied from 2.000 s to 4.400 s",
+            "start re-encoded: 49 frames before the keyframe at 4.000 s; copied from 4.000 s to 6.000 s",
+            "encoded whole: its end at 3.000 s falls inside a GOP (the next keyframe is at 4.000 s); the GOP it ends in begins where its copy would",
+        ], "\(report.clips.map(\.reason))")
+        #expect(report.video.cutEncoding?.summary == "libx265 main10, crf 18, veryfast, parameter sets VPS 1, SPS 1, PPS 15")
+        // The RASL picture's decode slot, left out of the first clip's copy.
+        let (_, video) = try checkLayout(output, lasting: 269.0 / 25, frameRate: 25, leftOutLeading: 1)
+        #expect(video.sampleFormat == "hvc1")
+        let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+        var sets = try hevcParameterSetCounts(sourceTrack)
+        for type in 32...34 { sets[type, default: 0] += 1 }
+        #expect(try hevcParameterSetCounts(video) == sets)
+        // Decode order: the CRA at 2 s is sample 49, its RASL 50; the CRA at 4 s is sample 100.
+        let copies: [(at: Int, samples: [Int])] = [(35, [49] + Array(51..<110)), (35 + 60 + 49, Array(100..<150))]
+        for (first, samples) in copies {
+            let copied = try sampleBytes(video, first..<(first + samples.count))
+            let original = try samples.map { try sourceTrack.sampleData($0) }
+            #expect(isMarkedSplice(copied[0], of: original[0]), "sample \(first): the CRA made BLA_W_LP")
+            #expect(Array(copied.dropFirst()) == Array(original.dropFirst()), "samples from \(first): the source's \(samples.first ?? 0)...")
+        }
+        #expect(video.sampleCount == 269)
+
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
+        let copiedFrames: [Range<Int>] = [50..<110, 100..<150, 0..<0]
+        let wanted = zip(ranges, copiedFrames).flatMap { range, copied in range.map { (Int($0), copied.contains(Int($0))) } }
+        #expect(frames.count == wanted.count)
+        for (index, (frame, (source, copied))) in zip(frames, wanted).enumerated() {
+            if copied {
+                if frame.hash != sourceFrames[source].hash { Issue.record("frame \(index): not the source's frame \(source) as copied") }
+                continue
+            }
+            let luma = try #require(frame.luma)
+            let psnr = luma.psnr(against: try #require(sourceFrames[source].luma))
+            if psnr < 40 { Issue.record("frame \(index): \(psnr) dB against the source's frame \(source)") }
+            for neighbour in [source - 1, source + 1] where sourceFrames.indices.contains(neighbour) {
+                let other = luma.psnr(against: try #require(sourceFrames[neighbour].luma))
+                if other >= psnr { Issue.record("frame \(index): \(other) dB against frame \(neighbour), not below its own \(psnr)") }
+            }
+        }
+    }
+
+    /// A real iPhone clip (HEVC Main 10 HLG, B-frames, open GOPs, a 90°
+    /// matrix, an edit list) cut inside its first GOP: the frames up to its
+    /// CRA keyframe encoded by x265 under ids of their own, the rest copied
+    /// from the CRA, made a splice point; the matrix kept.
+    @Test(Samples.required) func aRealPhoneHEVCClipCutInsideAGOP() async throws {
+        let folder = try TemporaryFolder()
+        let source = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
+        let output = folder.path("phone.mp4")
+        let report = try await engine.compose(
+            Composition(clips: [.init(source, from: seconds(1, 2))], soundtrack: TestMedia.fixture("aac_7s.m4a")), output: .file(output))
+        #expect(report.clips[0].reason.hasPrefix("start re-encoded: "), "\(report.clips[0].reason)")
+        #expect(report.video.cutEncoding?.profile == "main10")
+        #expect(report.rotation.degrees == 90)
+        let movie = try MP4File(path: output)
+        let video = try #require(movie.videoTracks.first)
+        #expect(video.sampleEntryCount == 1 && video.sampleFormat == "hvc1")
+        // The source's sets (and its SEI), and the cut's VPS, SPS and PPS.
+        #expect(try hevcParameterSetCounts(video) == [32: 2, 33: 2, 34: 2, 39: 1])
+        #expect(video.rotationClockwiseDegrees == 90)
+
+        // The frames from the one on screen at 0.5 s of the clip's timeline on, each the source's.
+        let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
+        let scale = Double(sourceTrack.mediaTimescale)
+        let shown = sourceFrames.filter { $0.time >= sourceTrack.presentedStart }
+        let first = try #require(shown.lastIndex { Double($0.time - sourceTrack.presentedStart) / scale <= 0.5 })
+        let expected = Array(shown[first...])
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        #expect(frames.count == expected.count)
+        // The copy begins at the first keyframe shown after the cut.
+        let keyframe = try #require((0..<sourceTrack.sampleCount).first { sourceTrack.isSyncSample($0) && sourceTrack.compositionTimes[$0] > expected[0].time })
+        let keyframeTime = sourceTrack.compositionTimes[keyframe]
+        var encoded = 0
+        for (index, (frame, wanted)) in zip(frames, expected).enumerated() {
+            if wanted.time >= keyframeTime {
+                if frame.hash != wanted.hash { Issue.record("frame \(index): not the source's, copied from its CRA on") }
+            } else {
+                encoded += 1
+                let psnr = try #require(frame.luma).psnr(against: try #require(wanted.luma))
+                if psnr < 36 { Issue.record("frame \(index): \(psnr) dB against the source's") }
+            }
+        }
+        #expect(encoded > 0 && encoded < frames.count, "\(encoded) of \(frames.count) frames encoded")
+        let shownFor = video.presentedDuration(movieTimescale: movie.movieTimescale)
+        let asked = Double(shown.last!.time - sourceTrack.presentedStart) / scale
+        #expect(shownFor > 0 && abs(shownFor - (report.duration.seconds)) < 0.001, "\(shownFor) s shown, \(report.duration.seconds) s planned, last source frame at \(asked) s")
+    }
+
     /// Frames shown before the end that are all decoded before any shown
     /// after it (no B-frame among them waits for a later frame) end a copy
     /// as they are: nothing is encoded.
@@ -287,9 +414,10 @@ import TestSupport
         #expect(frames.map(\.hash) == (try TrackDecoder.frames(of: sourceTrack))[30..<35].map(\.hash))
     }
 
-    /// HEVC's partial GOPs are not encoded alone: a cut inside one has every
-    /// clip encoded to one format, frame for frame, and says why.
-    @Test func anExactCutInsideAnHEVCGOPEncodesEveryClipFrameForFrameAndSaysWhy() async throws {
+    /// An hev1 entry's parameter sets travel in its samples, which a cut's
+    /// own could not join: a cut inside one of its GOPs has every clip
+    /// encoded to one format, frame for frame, and says why.
+    @Test func anExactCutInsideAnHev1GOPEncodesEveryClipFrameForFrameAndSaysWhy() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hev1.mp4")
         // 1.5 s is 15 frames after the CRA keyframe at 1 s (30 fps, 2 s); the
@@ -298,7 +426,7 @@ import TestSupport
             clips: [.init(source, from: seconds(3, 2), to: seconds(19, 10)), .init(source, to: seconds(1))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
         let output = folder.path("encoded.mp4")
         let report = try await engine.compose(composition, output: .file(output))
-        #expect(report.clips[0].reason == "encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s (only H.264's partial GOPs are encoded alone, not HEVC's)")
+        #expect(report.clips[0].reason == "encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s (a cut's encoded frames join an hvc1 sample entry's parameter sets, not those of hev1)")
         #expect(report.clips[1].reason.hasPrefix("encoded with the others, to one sample entry: clips[0] its start at 1.500 s"), "\(report.clips[1].reason)")
         #expect(report.video.reframing != nil)
         #expect(report.duration == seconds(14, 10))
@@ -511,6 +639,31 @@ struct CompositionPlaybackTests {
             let discovered = try GStreamer.discoveredDuration(of: path)
             #expect(abs(discovered - seconds) < 0.001, "GStreamer: \(name) lasts \(discovered) s")
             #expect(try GStreamer.decodedCaps(of: path).contains("video/x-raw"))
+        }
+    }
+
+    /// A smart cut of 10-bit HEVC with open GOPs (x265's sets and slices
+    /// renamed) as GStreamer plays it: its length, and every picture it
+    /// shows that of the tests' own decoder (Chromium here has no HEVC).
+    @Test func gstreamerShowsAnHEVCSmartCutAsTheTestsDecoder() async throws {
+        let folder = try TemporaryFolder()
+        let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
+        func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
+        // Frames 15-109 (35 encoded, 60 copied from the CRA at 2 s), then 51-149 (49 encoded, 50 copied).
+        let output = folder.path("hevc.mp4")
+        _ = try await MergeEngine().compose(
+            Composition(clips: [.init(source, from: at(15), to: at(110)), .init(source, from: at(51))]), output: .file(output))
+        let discovered = try GStreamer.discoveredDuration(of: output)
+        #expect(abs(discovered - 7.76) < 0.001, "GStreamer: it lasts \(discovered) s")
+        #expect(try GStreamer.decodedCaps(of: output).contains("I420_10LE"))
+        let lumaBytes = 192 * 108 * 2
+        let shown = try GStreamer.firstPictures(of: output, count: 1000, size: lumaBytes * 3 / 2, rawFile: folder.path("hevc.yuv"))
+        let decoded = try TrackDecoder.frames(of: try #require(try MP4File(path: output).videoTracks.first), keepingLuma: true)
+        #expect(shown.count == 194 && decoded.count == 194)
+        for (index, (picture, frame)) in zip(shown, decoded).enumerated() {
+            let luma = try #require(frame.luma).samples
+            let gst = stride(from: 0, to: lumaBytes, by: 2).map { UInt16(picture[$0]) | UInt16(picture[$0 + 1]) << 8 }
+            if luma != gst { Issue.record("GStreamer's picture \(index) differs") }
         }
     }
 

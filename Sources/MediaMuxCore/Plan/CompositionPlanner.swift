@@ -412,7 +412,8 @@ extension MergePlanner {
         var head: Piece?
         var whole: String?
         if startProblem != nil, mode == .exact {
-            if let next = start.nextKeyframe, next < landedEnd, start.nextKeyframeJoins, start.leadingPictures == 0 {
+            // The next keyframe's leading pictures, shown before it, are encoded with the frames before it, and left out of the copy.
+            if let next = start.nextKeyframe, next < landedEnd, start.nextKeyframeJoins {
                 head = Piece(
                     range: landedStart..<next, encoded: true,
                     reason: "start re-encoded: \(plural(start.framesToNextKeyframe)) before the keyframe at \(next.secondsText()) s")
@@ -439,7 +440,7 @@ extension MergePlanner {
                 endProblem = frame == end.nextKeyframe
                     ? "its end at \(clip.end.secondsText()) s is a keyframe whose \(plural(end.leadingPictures)) shown before it \(end.leadingPictures == 1 ? "is" : "are") decoded after it"
                     : "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s)"
-                if whole == nil, end.keyframe > copyFrom, end.keyframeJoins {
+                if whole == nil, end.keyframe > copyFrom, end.keyframeJoins, end.keyframeLeadingPictures == 0 {
                     tail = Piece(
                         range: end.keyframe..<landedEnd, encoded: true,
                         reason: "end re-encoded: \(plural(end.framesFromKeyframe)) from the keyframe at \(end.keyframe.secondsText()) s")

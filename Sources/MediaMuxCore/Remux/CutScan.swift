@@ -16,6 +16,9 @@ package struct CutScan: Sendable, Equatable {
     /// Frames shown from `keyframe` on before `frameStart`: those a copy
     /// starting at `time` would have to encode anew.
     package var framesBefore: Int
+    /// Frames decoded after `keyframe` but shown before it (an open GOP's
+    /// leading pictures): a copy that ends at it would lose them.
+    package var keyframeLeadingPictures = 0
     /// Frames shown from `keyframe` on and before `time`: those an encoded
     /// end from the keyframe holds.
     package var framesFromKeyframe = 0
@@ -91,6 +94,7 @@ package struct CutScan: Sendable, Equatable {
         var shown: [Int64] = []
         var laterDecoded: Int64?
         var laterFirst = false
+        var keyframeLeading = 0
         while let buffer = try reader.next() {
             let packet = buffer.pointer.pointee
             defer { reader.reuse(buffer) }
@@ -105,6 +109,7 @@ package struct CutScan: Sendable, Equatable {
                 keyframeJoins = reader.joins(buffer.pointer)
             }
             shown.append(packet.pts)
+            if let first = keyframe, packet.pts < first.pts { keyframeLeading += 1 }
             if packet.pts < 0, laterDecoded != nil { laterFirst = true }
             if packet.pts >= 0, laterDecoded == nil { laterDecoded = packet.dts }
             if packet.pts <= 0 {
@@ -142,6 +147,7 @@ package struct CutScan: Sendable, Equatable {
         scan.keyframeLead = MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick)
         scan.nextKeyframeLead = nextLead.map { MediaTime(ticks: $0, of: tick) }
         scan.decodeEnd = stoppedEarly ? nil : lastDecodeEnd.map(at)
+        scan.keyframeLeadingPictures = keyframeLeading
         scan.framesFromKeyframe = shown.filter { $0 >= keyframe.pts && $0 < 0 }.count
         scan.framesToNextKeyframe = shown.filter { $0 >= frameStart && $0 < (next?.pts ?? .max) }.count
         scan.decodedAfterShown = laterFirst ? nil : laterDecoded.map(at)

@@ -67,15 +67,39 @@ final class SplicedSpans: PacketSource {
         // An encoder opened as each cut's will be, for its parameter sets.
         let probe = try VideoSpanEncoder(cut: cut, stream: stream, frameRate: frameRate, timeBase: timeBase, path: track.path, output: output)
         encoderSets = Self.parameterSets(of: probe.context)
-        let sps = encoderSets.filter { ($0.first ?? 0) & 0x1F == 7 }
-        let pps = encoderSets.filter { ($0.first ?? 0) & 0x1F == 8 }
+        guard let joined = Self.configuration(cut, adding: encoderSets) else {
+            throw MediaMuxError.unexpected(
+                path: output, detail: "\(cut.encoder) wrote parameter sets for a cut's frames that cannot join the video's configuration (\(cut.summary))")
+        }
+        configuration = joined
+    }
+
+    /// The source's avcC or hvcC with the encoder's parameter sets added
+    /// (HEVC's given the cut's ids first); nil when they are not one set of
+    /// each kind, or do not join.
+    private static func configuration(_ cut: CutEncoding, adding sets: [[UInt8]]) -> [UInt8]? {
+        if cut.codec == "hevc" {
+            func only(_ type: Int) -> [UInt8]? {
+                let found = sets.filter { ($0.first.map { Int($0 >> 1) & 0x3F }) == type }
+                return found.count == 1 ? found[0] : nil
+            }
+            let ids = cut.parameterSets
+            guard let video = ids.video, let vps = only(HEVCConfiguration.videoParameterSet), let sps = only(HEVCConfiguration.sequenceParameterSet),
+                  let pps = only(HEVCConfiguration.pictureParameterSet), HEVCParameterSets.pictureIDs(pps)?.picture == 0,
+                  let newVPS = HEVCParameterSets.video(vps, id: video),
+                  let newSPS = HEVCParameterSets.sequence(sps, video: video, sequence: ids.sequence),
+                  let newPPS = HEVCParameterSets.picture(pps, picture: ids.picture, sequence: ids.sequence),
+                  let source = HEVCConfiguration(cut.configuration), let level = HEVCParameterSets.sequenceLevel(sps),
+                  let joined = source.adding(video: newVPS, sequence: newSPS, picture: newPPS, level: level)
+            else { return nil }
+            return joined.bytes
+        }
+        let sps = sets.filter { ($0.first ?? 0) & 0x1F == 7 }
+        let pps = sets.filter { ($0.first ?? 0) & 0x1F == 8 }
         guard sps.count == 1, pps.count == 1, let source = AVCConfiguration(cut.configuration),
               let joined = source.adding(sequenceSet: sps[0], pictureSet: pps[0])
-        else {
-            throw MediaMuxError.unexpected(
-                path: output, detail: "\(cut.encoder) wrote parameter sets for a cut's frames that cannot join the video's avcC (\(cut.summary))")
-        }
-        configuration = joined.bytes
+        else { return nil }
+        return joined.bytes
     }
 
     /// The NAL units of an encoder's extradata (Annex B, as libx264 gives it with global headers).
@@ -187,12 +211,31 @@ final class SplicedSpans: PacketSource {
     }
 
     /// An encoded packet as the sample entry wants it: each NAL unit after
-    /// its length in 4 bytes (libx264 writes start codes), parameter sets
-    /// and access unit delimiters left out (the entry holds the sets).
+    /// its length in 4 bytes (the encoders write start codes), parameter
+    /// sets and access unit delimiters left out (the entry holds the sets),
+    /// HEVC's slices naming the cut's picture parameter set.
     private func inSampleForm(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         guard let data = packet.pointee.data, packet.pointee.size > 0 else { return }
         let bytes = UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))
-        let units = AVCConfiguration.annexBUnits(bytes).filter { ![7, 8, 9].contains(bytes[$0.lowerBound] & 0x1F) }
+        var units: [[UInt8]] = []
+        for range in AVCConfiguration.annexBUnits(bytes) {
+            let unit = Array(bytes[range])
+            if cut.codec == "hevc" {
+                let type = Int(unit[0] >> 1) & 0x3F
+                if (32...35).contains(type) { continue }
+                guard type < 32 else {
+                    units.append(unit)
+                    continue
+                }
+                guard let renamed = HEVCParameterSets.slice(unit, picture: cut.parameterSets.picture) else {
+                    throw MediaMuxError.unexpected(
+                        path: output, detail: "internal error: \(cut.encoder) wrote a slice whose parameter set could not be renamed; please report it")
+                }
+                units.append(renamed)
+            } else if ![7, 8, 9].contains(unit[0] & 0x1F) {
+                units.append(unit)
+            }
+        }
         let size = units.reduce(0) { $0 + 4 + $1.count }
         guard let buffer = av_buffer_alloc(size + Int(AV_INPUT_BUFFER_PADDING_SIZE)), let out = buffer.pointee.data else {
             throw MediaMuxError.outOfMemory("rewriting an encoded packet at a cut", path: output)
@@ -205,8 +248,8 @@ final class SplicedSpans: PacketSource {
             out[offset + 2] = UInt8((length >> 8) & 0xFF)
             out[offset + 3] = UInt8(length & 0xFF)
             offset += 4
-            for index in unit {
-                out[offset] = bytes[index]
+            for byte in unit {
+                out[offset] = byte
                 offset += 1
             }
         }

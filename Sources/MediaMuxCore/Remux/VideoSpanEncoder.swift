@@ -69,7 +69,7 @@ package final class VideoSpanEncoder {
         let parameters = stream.pointee.codecpar.pointee
         let size = VideoSize(width: Int(parameters.width), height: Int(parameters.height))
         encoding = VideoEncoding(
-            codec: "h264", encoder: cut.encoder, sourceCodec: "h264", frame: size, picture: size, fit: .pad, turn: .none,
+            codec: cut.codec, encoder: cut.encoder, sourceCodec: cut.codec, frame: size, picture: size, fit: .pad, turn: .none,
             bitDepth: cut.bitDepth, quality: cut.quality, preset: cut.preset, reason: "a cut inside a GOP", notes: [])
         self.cut = cut
         self.timeBase = timeBase
@@ -96,10 +96,15 @@ package final class VideoSpanEncoder {
         context.pointee.level = Int32(cut.level)
         context.pointee.thread_count = 0
         context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
-        let options = [
-            ("preset", cut.preset), ("crf", String(cut.quality)), ("profile", cut.profile),
-            ("x264-params", "sps-id=\(cut.parameterSetID)"),
-        ]
+        var options = [("preset", cut.preset), ("crf", String(cut.quality)), ("profile", cut.profile)]
+        if cut.codec == "hevc" {
+            // x265 writes ids 0, rewritten afterwards; closed GOPs; HDR10 metadata kept. Its level is its own (a
+            // level it is told, x265 enforces with a rate limit: a small source's level 1 holds it to 128 kb/s).
+            let parameters = ["log-level=error", "bframes=0", "open-gop=0"] + Self.hdr10Parameters(stream)
+            options.append(("x265-params", parameters.joined(separator: ":")))
+        } else {
+            options.append(("x264-params", "sps-id=\(cut.parameterSets.sequence)"))
+        }
         let code = encoder.open(options: options)
         if code < 0 {
             throw MediaMuxError.ffmpeg(
