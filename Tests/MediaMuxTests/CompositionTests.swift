@@ -151,6 +151,33 @@ import TestSupport
         return (sps, Int(avcC[at]))
     }
 
+    /// Checks that every frame of `video` is the one its source shows: the
+    /// frames of each of `ranges` (source frame numbers, in display order),
+    /// those in `copied` bit for bit, the others (encoded) by 40 dB and closer
+    /// to their own source frame than to its neighbours. Returns the frames.
+    private func checkFrames(
+        of video: MP4File.Track, from sourceTrack: MP4File.Track, ranges: [Range<Int64>], copied: [Range<Int>]
+    ) throws -> [TrackDecoder.Frame] {
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
+        let wanted = zip(ranges, copied).flatMap { range, copied in range.map { (Int($0), copied.contains(Int($0))) } }
+        #expect(frames.count == wanted.count)
+        for (index, (frame, (source, copied))) in zip(frames, wanted).enumerated() {
+            if copied {
+                if frame.hash != sourceFrames[source].hash { Issue.record("frame \(index): not the source's frame \(source) as copied") }
+                continue
+            }
+            let luma = try #require(frame.luma)
+            let psnr = luma.psnr(against: try #require(sourceFrames[source].luma))
+            if psnr < 40 { Issue.record("frame \(index): \(psnr) dB against the source's frame \(source)") }
+            for neighbour in [source - 1, source + 1] where sourceFrames.indices.contains(neighbour) {
+                let other = luma.psnr(against: try #require(sourceFrames[neighbour].luma))
+                if other >= psnr { Issue.record("frame \(index): \(other) dB against frame \(neighbour), not below its own \(psnr)") }
+            }
+        }
+        return frames
+    }
+
     /// A smart cut of H.264 with B-pyramids and a keyframe every 2 s (25 fps):
     /// only the frames between each cut inside a GOP and the keyframe on
     /// the copy's side are encoded, under the one sample entry. Cuts fall
@@ -206,25 +233,7 @@ import TestSupport
         #expect(video.sampleCount == index)
         #expect(encodedSamples == 117)
 
-        // Every frame the one its source shows: copied ones bit for bit, encoded ones by 40 dB and closer than their neighbours.
-        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
-        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
-        let copiedFrames: [Range<Int>] = [50..<100, 100..<103, 50..<100, 0..<0, 100..<150]
-        let wanted = zip(ranges, copiedFrames).flatMap { range, copied in range.map { (Int($0), copied.contains(Int($0))) } }
-        #expect(frames.count == wanted.count)
-        for (index, (frame, (source, copied))) in zip(frames, wanted).enumerated() {
-            if copied {
-                if frame.hash != sourceFrames[source].hash { Issue.record("frame \(index): not the source's frame \(source) as copied") }
-                continue
-            }
-            let luma = try #require(frame.luma)
-            let psnr = luma.psnr(against: try #require(sourceFrames[source].luma))
-            if psnr < 40 { Issue.record("frame \(index): \(psnr) dB against the source's frame \(source)") }
-            for neighbour in [source - 1, source + 1] where sourceFrames.indices.contains(neighbour) {
-                let other = luma.psnr(against: try #require(sourceFrames[neighbour].luma))
-                if other >= psnr { Issue.record("frame \(index): \(other) dB against frame \(neighbour), not below its own \(psnr)") }
-            }
-        }
+        let frames = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<100, 100..<103, 50..<100, 0..<0, 100..<150])
         // Each clip's first frame shown where the clips before it end.
         let start = video.presentedStart
         var place = 0
@@ -326,24 +335,7 @@ import TestSupport
         }
         #expect(video.sampleCount == 269)
 
-        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
-        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
-        let copiedFrames: [Range<Int>] = [50..<110, 100..<150, 0..<0]
-        let wanted = zip(ranges, copiedFrames).flatMap { range, copied in range.map { (Int($0), copied.contains(Int($0))) } }
-        #expect(frames.count == wanted.count)
-        for (index, (frame, (source, copied))) in zip(frames, wanted).enumerated() {
-            if copied {
-                if frame.hash != sourceFrames[source].hash { Issue.record("frame \(index): not the source's frame \(source) as copied") }
-                continue
-            }
-            let luma = try #require(frame.luma)
-            let psnr = luma.psnr(against: try #require(sourceFrames[source].luma))
-            if psnr < 40 { Issue.record("frame \(index): \(psnr) dB against the source's frame \(source)") }
-            for neighbour in [source - 1, source + 1] where sourceFrames.indices.contains(neighbour) {
-                let other = luma.psnr(against: try #require(sourceFrames[neighbour].luma))
-                if other >= psnr { Issue.record("frame \(index): \(other) dB against frame \(neighbour), not below its own \(psnr)") }
-            }
-        }
+        _ = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<110, 100..<150, 0..<0])
     }
 
     /// A real iPhone clip (HEVC Main 10 HLG, B-frames, open GOPs, a 90°
