@@ -308,34 +308,43 @@ import TestSupport
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
         func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
-        let ranges: [Range<Int64>] = [15..<110, 51..<150, 0..<75]
+        // The third clip ends in the GOP of the CRA at 2 s, whose leading picture (frame 49) is shown before it, and the last at that CRA.
+        let ranges: [Range<Int64>] = [15..<110, 51..<150, 0..<75, 0..<50]
         let output = folder.path("hevc.mp4")
         let report = try await engine.compose(
             Composition(clips: ranges.map { .init(source, from: at($0.lowerBound), to: at($0.upperBound)) }), output: .file(output))
         #expect(report.clips.map(\.reason) == [
             "start re-encoded: 35 frames before the keyframe at 2.000 s; copied from 2.000 s to 4.400 s",
             "start re-encoded: 49 frames before the keyframe at 4.000 s; copied from 4.000 s to 6.000 s",
-            "encoded whole: its end at 3.000 s falls inside a GOP (the next keyframe is at 4.000 s); the GOP it ends in begins where its copy would",
+            "copied from 0.000 s to 1.960 s; end re-encoded: 26 frames from 1.960 s (the keyframe at 2.000 s and the frames shown before it)",
+            "copied from 0.000 s to 1.960 s; end re-encoded: 1 frame from 1.960 s (the keyframe at 2.000 s and the frames shown before it)",
         ], "\(report.clips.map(\.reason))")
         #expect(report.video.cutEncoding?.summary == "libx265 main10, crf 18, veryfast, parameter sets VPS 1, SPS 1, PPS 15")
         // The RASL picture's decode slot, left out of the first clip's copy.
-        let (_, video) = try checkLayout(output, lasting: 269.0 / 25, frameRate: 25, leftOutLeading: 1)
+        let (_, video) = try checkLayout(output, lasting: 319.0 / 25, frameRate: 25, leftOutLeading: 1)
         #expect(video.sampleFormat == "hvc1")
         let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
         var sets = try hevcParameterSetCounts(sourceTrack)
         for type in 32...34 { sets[type, default: 0] += 1 }
         #expect(try hevcParameterSetCounts(video) == sets)
         // Decode order: the CRA at 2 s is sample 49, its RASL 50; the CRA at 4 s is sample 100.
-        let copies: [(at: Int, samples: [Int])] = [(35, [49] + Array(51..<110)), (35 + 60 + 49, Array(100..<150))]
-        for (first, samples) in copies {
+        let copies: [(at: Int, samples: [Int], splice: Bool)] = [
+            (35, [49] + Array(51..<110), true), (35 + 60 + 49, Array(100..<150), true), (35 + 60 + 49 + 50, Array(0..<49), false),
+            (35 + 60 + 49 + 50 + 75, Array(0..<49), false),
+        ]
+        for (first, samples, splice) in copies {
             let copied = try sampleBytes(video, first..<(first + samples.count))
             let original = try samples.map { try sourceTrack.sampleData($0) }
-            #expect(isMarkedSplice(copied[0], of: original[0]), "sample \(first): the CRA made BLA_W_LP")
-            #expect(Array(copied.dropFirst()) == Array(original.dropFirst()), "samples from \(first): the source's \(samples.first ?? 0)...")
+            if splice {
+                #expect(isMarkedSplice(copied[0], of: original[0]), "sample \(first): the CRA made BLA_W_LP")
+                #expect(Array(copied.dropFirst()) == Array(original.dropFirst()), "samples from \(first): the source's \(samples.first ?? 0)...")
+            } else {
+                #expect(copied == original, "samples from \(first): the source's \(samples.first ?? 0)...")
+            }
         }
-        #expect(video.sampleCount == 269)
+        #expect(video.sampleCount == 319)
 
-        _ = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<110, 100..<150, 0..<0])
+        _ = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<110, 100..<150, 0..<49, 0..<49])
     }
 
     /// A real iPhone clip (HEVC Main 10 HLG, B-frames, open GOPs, a 90°

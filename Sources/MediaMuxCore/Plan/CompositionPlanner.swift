@@ -440,12 +440,15 @@ extension MergePlanner {
                 endProblem = frame == end.nextKeyframe
                     ? "its end at \(clip.end.secondsText()) s is a keyframe whose \(plural(end.leadingPictures)) shown before it \(end.leadingPictures == 1 ? "is" : "are") decoded after it"
                     : "its end at \(clip.end.secondsText()) s falls inside a GOP (the next keyframe is at \((end.nextKeyframe ?? clip.track.sourceEnd).secondsText()) s)"
-                if whole == nil, end.keyframe > copyFrom, end.keyframeJoins, end.keyframeLeadingPictures == 0 {
-                    tail = Piece(
-                        range: end.keyframe..<landedEnd, encoded: true,
-                        reason: "end re-encoded: \(plural(end.framesFromKeyframe)) from the keyframe at \(end.keyframe.secondsText()) s")
-                    copyTo = end.keyframe
-                    endLead = end.keyframeLead
+                // The copy ends where the last keyframe's group begins (its leading pictures first): the rest is encoded.
+                let groupStart = end.keyframeGroupStart
+                if whole == nil, groupStart > copyFrom, end.keyframeJoins {
+                    let from = groupStart == end.keyframe
+                        ? "the keyframe at \(end.keyframe.secondsText()) s" : "\(groupStart.secondsText()) s (the keyframe at \(end.keyframe.secondsText()) s and the frames shown before it)"
+                    tail = Piece(range: groupStart..<landedEnd, encoded: true, reason: "end re-encoded: \(plural(end.framesFromKeyframeGroup)) from \(from)")
+                    copyTo = groupStart
+                    // The packet after the copy's last is the keyframe: where it is decoded, before the group's start.
+                    endLead = groupStart - (end.keyframe - end.keyframeLead)
                 } else if whole == nil {
                     whole = "the GOP it ends in begins where its copy would"
                 }

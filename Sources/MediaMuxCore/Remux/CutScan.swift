@@ -16,12 +16,15 @@ package struct CutScan: Sendable, Equatable {
     /// Frames shown from `keyframe` on before `frameStart`: those a copy
     /// starting at `time` would have to encode anew.
     package var framesBefore: Int
-    /// Frames decoded after `keyframe` but shown before it (an open GOP's
-    /// leading pictures): a copy that ends at it would lose them.
-    package var keyframeLeadingPictures = 0
-    /// Frames shown from `keyframe` on and before `time`: those an encoded
-    /// end from the keyframe holds.
-    package var framesFromKeyframe = 0
+    /// Where the first of the frames decoded after `keyframe` but shown
+    /// before it (an open GOP's leading pictures) is shown, or `keyframe`
+    /// when it has none: a copy that ends before the keyframe's GOP ends
+    /// there (every frame decoded before the keyframe is shown before its
+    /// leading pictures), and an encoded end begins there.
+    package var keyframeGroupStart: MediaTime
+    /// Frames shown from `keyframeGroupStart` on and before `time`: those
+    /// an encoded end from there holds.
+    package var framesFromKeyframeGroup = 0
     /// Frames shown from `frameStart` on and before `nextKeyframe`: those an
     /// encoded start up to the next keyframe holds.
     package var framesToNextKeyframe = 0
@@ -63,6 +66,7 @@ package struct CutScan: Sendable, Equatable {
         self.frameAtOrAfter = frameAtOrAfter
         self.nextKeyframe = nextKeyframe
         self.leadingPictures = leadingPictures
+        keyframeGroupStart = keyframe
     }
 
     /// Reads `track`'s packets around `time` (on the track's timeline, from
@@ -94,7 +98,7 @@ package struct CutScan: Sendable, Equatable {
         var shown: [Int64] = []
         var laterDecoded: Int64?
         var laterFirst = false
-        var keyframeLeading = 0
+        var keyframeLeading: Int64?
         while let buffer = try reader.next() {
             let packet = buffer.pointer.pointee
             defer { reader.reuse(buffer) }
@@ -109,7 +113,7 @@ package struct CutScan: Sendable, Equatable {
                 keyframeJoins = reader.joins(buffer.pointer)
             }
             shown.append(packet.pts)
-            if let first = keyframe, packet.pts < first.pts { keyframeLeading += 1 }
+            if let first = keyframe, packet.pts < first.pts { keyframeLeading = min(keyframeLeading ?? .max, packet.pts) }
             if packet.pts < 0, laterDecoded != nil { laterFirst = true }
             if packet.pts >= 0, laterDecoded == nil { laterDecoded = packet.dts }
             if packet.pts <= 0 {
@@ -147,8 +151,9 @@ package struct CutScan: Sendable, Equatable {
         scan.keyframeLead = MediaTime(ticks: keyframe.pts - keyframe.dts, of: tick)
         scan.nextKeyframeLead = nextLead.map { MediaTime(ticks: $0, of: tick) }
         scan.decodeEnd = stoppedEarly ? nil : lastDecodeEnd.map(at)
-        scan.keyframeLeadingPictures = keyframeLeading
-        scan.framesFromKeyframe = shown.filter { $0 >= keyframe.pts && $0 < 0 }.count
+        let groupStart = keyframeLeading ?? keyframe.pts
+        scan.keyframeGroupStart = at(groupStart)
+        scan.framesFromKeyframeGroup = shown.filter { $0 >= groupStart && $0 < 0 }.count
         scan.framesToNextKeyframe = shown.filter { $0 >= frameStart && $0 < (next?.pts ?? .max) }.count
         scan.decodedAfterShown = laterFirst ? nil : laterDecoded.map(at)
         return scan
