@@ -395,6 +395,51 @@ import TestSupport
         #expect(shownFor > 0 && abs(shownFor - (report.duration.seconds)) < 0.001, "\(shownFor) s shown, \(report.duration.seconds) s planned, last source frame at \(asked) s")
     }
 
+    /// A variable frame rate stays variable across a smart cut: every frame,
+    /// encoded or copied, is shown at its source time less the cut's start,
+    /// for as long as in the source.
+    @Test func aVariableFrameRateSurvivesASmartCut() async throws {
+        let folder = try TemporaryFolder()
+        // Frames of 1/30, 1/10 and 1/15 s; keyframes at 0 and 2 s.
+        let source = TestMedia.fixture("h264_vfr.mp4")
+        let output = folder.path("vfr.mp4")
+        let report = try await engine.compose(
+            Composition(clips: [.init(source, from: seconds(1, 2))], soundtrack: TestMedia.fixture("aac_7s.m4a")), output: .file(output))
+        #expect(report.clips[0].reason.hasPrefix("start re-encoded: "), "\(report.clips[0].reason)")
+        let movie = try MP4File(path: output)
+        let video = try #require(movie.videoTracks.first)
+        let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        func clipTime(_ time: Int64, _ track: MP4File.Track) -> Double { Double(time - track.presentedStart) / Double(track.mediaTimescale) }
+        // The frame on screen at 0.5 s and those after it, at their own times.
+        let first = try #require(sourceFrames.lastIndex { clipTime($0.time, sourceTrack) <= 0.5 })
+        let expected = Array(sourceFrames[first...])
+        #expect(frames.count == expected.count)
+        let start = clipTime(expected[0].time, sourceTrack)
+        #expect(Set(zip(expected, expected.dropFirst()).map { clipTime($1.time, sourceTrack) - clipTime($0.time, sourceTrack) }.map { ($0 * 30).rounded() }).count > 1)
+        for (index, (frame, wanted)) in zip(frames, expected).enumerated() {
+            let at = index == 0 ? 0 : clipTime(wanted.time, sourceTrack) - 0.5
+            if abs(clipTime(frame.time, video) - at) > 0.0005 { Issue.record("frame \(index) at \(clipTime(frame.time, video)) s, not \(at) s (from \(start))") }
+            let psnr = try #require(frame.luma).psnr(against: try #require(wanted.luma))
+            if psnr < 40 { Issue.record("frame \(index): \(psnr) dB") }
+        }
+        let shown = video.presentedDuration(movieTimescale: movie.movieTimescale)
+        #expect(abs(shown - (sourceTrack.presentedDuration(movieTimescale: try MP4File(path: source).movieTimescale) - 0.5)) < 0.001, "\(shown) s")
+    }
+
+    /// Dolby Vision's per-frame metadata cannot be made for a cut's frames:
+    /// a cut inside a GOP of a Dolby Vision clip has it encoded (Dolby Vision
+    /// dropped, HLG kept), and says why.
+    @Test(Samples.required) func aDolbyVisionClipCutInsideAGOPIsEncodedAndSaysWhy() async throws {
+        let folder = try TemporaryFolder()
+        let source = Samples.path("iphone14pro_hevc_dolbyvision84_hlg_rot90_0.1s.mov")
+        let report = try await engine.compose(
+            Composition(clips: [.init(source, from: seconds(1, 20))], soundtrack: TestMedia.fixture("aac_7s.m4a")), output: .file(folder.path("dv.mp4")))
+        #expect(report.clips[0].reason.hasSuffix("(Dolby Vision profile 8.4's per-frame metadata cannot be encoded for a cut's frames)"), "\(report.clips[0].reason)")
+        #expect(report.video.cutEncoding == nil && report.video.reframing != nil)
+    }
+
     /// Frames shown before the end that are all decoded before any shown
     /// after it (no B-frame among them waits for a later frame) end a copy
     /// as they are: nothing is encoded.

@@ -64,6 +64,10 @@ extension MergePlanner {
         let stream = first.stream
         let entry = stream.sampleEntry?.type ?? "no sample entry"
         let quality = options.quality ?? Self.cutQuality
+        if let profile = DolbyVisionConfiguration(stream.sampleEntry) {
+            // Its pictures come with per-frame metadata (RPUs) an encoder here cannot make.
+            return .failure(.init("Dolby Vision profile \(profile.profileName)'s per-frame metadata cannot be encoded for a cut's frames"))
+        }
         switch stream.codec {
         case "h264":
             guard entry == "avc1" else {
