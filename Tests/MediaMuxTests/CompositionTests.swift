@@ -304,7 +304,8 @@ import TestSupport
     /// the one hvcC; the CRA's leading picture, which references the GOP
     /// before it, is encoded with the frames before it and left out of the
     /// copy, which begins at the CRA made a splice point.
-    @Test func anExactCutInsideAnHEVCOpenGOPEncodesTheFramesBeforeItsKeyframe() async throws {
+    @Test(.disabled(if: !MergePlanner.hevcCutsEnabled, "HEVC smart cuts are held back (see CutEncoding)"))
+    func anExactCutInsideAnHEVCOpenGOPEncodesTheFramesBeforeItsKeyframe() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
         func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
@@ -351,7 +352,8 @@ import TestSupport
     /// matrix, an edit list) cut inside its first GOP: the frames up to its
     /// CRA keyframe encoded by x265 under ids of their own, the rest copied
     /// from the CRA, made a splice point; the matrix kept.
-    @Test(Samples.required) func aRealPhoneHEVCClipCutInsideAGOP() async throws {
+    @Test(Samples.required, .disabled(if: !MergePlanner.hevcCutsEnabled, "HEVC smart cuts are held back (see CutEncoding)"))
+    func aRealPhoneHEVCClipCutInsideAGOP() async throws {
         let folder = try TemporaryFolder()
         let source = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
         let output = folder.path("phone.mp4")
@@ -460,9 +462,9 @@ import TestSupport
         #expect(frames.map(\.hash) == (try TrackDecoder.frames(of: sourceTrack))[30..<35].map(\.hash))
     }
 
-    /// An hev1 entry's parameter sets travel in its samples, which a cut's
-    /// own could not join: a cut inside one of its GOPs has every clip
-    /// encoded to one format, frame for frame, and says why.
+    /// HEVC's partial GOPs are held back from being encoded alone (see
+    /// `CutEncoding`): a cut inside one of its GOPs has every clip encoded
+    /// to one format, frame for frame, and says why.
     @Test func anExactCutInsideAnHev1GOPEncodesEveryClipFrameForFrameAndSaysWhy() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hev1.mp4")
@@ -472,7 +474,7 @@ import TestSupport
             clips: [.init(source, from: seconds(3, 2), to: seconds(19, 10)), .init(source, to: seconds(1))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
         let output = folder.path("encoded.mp4")
         let report = try await engine.compose(composition, output: .file(output))
-        #expect(report.clips[0].reason == "encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s (a cut's encoded frames join an hvc1 sample entry's parameter sets, not those of hev1)")
+        #expect(report.clips[0].reason == "encoded: its start at 1.500 s falls 15 frames after the keyframe at 1.000 s (HEVC's partial GOPs are not yet encoded alone: GStreamer 1.26 decodes such a cut differently from run to run)")
         #expect(report.clips[1].reason.hasPrefix("encoded with the others, to one sample entry: clips[0] its start at 1.500 s"), "\(report.clips[1].reason)")
         #expect(report.video.reframing != nil)
         #expect(report.duration == seconds(14, 10))
@@ -691,7 +693,8 @@ struct CompositionPlaybackTests {
     /// A smart cut of 10-bit HEVC with open GOPs (x265's sets and slices
     /// renamed) as GStreamer plays it: its length, and every picture it
     /// shows that of the tests' own decoder (Chromium here has no HEVC).
-    @Test func gstreamerShowsAnHEVCSmartCutAsTheTestsDecoder() async throws {
+    @Test(.disabled(if: !MergePlanner.hevcCutsEnabled, "HEVC smart cuts are held back (see CutEncoding)"))
+    func gstreamerShowsAnHEVCSmartCutAsTheTestsDecoder() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
         func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
