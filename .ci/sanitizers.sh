@@ -26,8 +26,15 @@ for sanitizer in "${@:-address thread}"; do
     echo "== swift test under the $one sanitizer"
     start=$SECONDS
     # The condition lets a test know which runtime it is under
-    # (MEDIAMUX_SANITIZER_THREAD, say).
-    swift test -Xswiftc -sanitize="$one" -Xswiftc -DMEDIAMUX_SANITIZER_"${one^^}" 2>&1 |
+    # (MEDIAMUX_SANITIZER_THREAD, say). Under ThreadSanitizer the tests that
+    # judge outputs in Chromium and GStreamer are left out: their judges are
+    # other processes, uninstrumented, the outputs they judge are made by
+    # tests that do run here, and they run in the plain suite (Debian 12)
+    # and under AddressSanitizer (Debian 13); under ThreadSanitizer they
+    # cost minutes of CI for no thread of MediaMux's.
+    skip=""
+    [ "$one" = thread ] && skip="browser,gstreamer"
+    MEDIAMUX_SKIP_TAGS="${MEDIAMUX_SKIP_TAGS:-$skip}" swift test -Xswiftc -sanitize="$one" -Xswiftc -DMEDIAMUX_SANITIZER_"${one^^}" 2>&1 |
       grep -v -e "unhandled; explicitly declare" -e "Cannot export local symbol"
     echo "== $one: $((SECONDS - start)) s"
   done
