@@ -33,7 +33,7 @@ for sanitizer in "${@:-address thread}"; do
     # and under AddressSanitizer (Debian 13); under ThreadSanitizer they
     # cost minutes of CI for no thread of MediaMux's.
     skip=""
-    [ "$one" = thread ] && skip="browser,gstreamer"
+    if [ "$one" = thread ]; then skip="browser,gstreamer"; fi
     MEDIAMUX_SKIP_TAGS="${MEDIAMUX_SKIP_TAGS:-$skip}" swift test -Xswiftc -sanitize="$one" -Xswiftc -DMEDIAMUX_SANITIZER_"${one^^}" 2>&1 |
       grep -v -e "unhandled; explicitly declare" -e "Cannot export local symbol"
     echo "== $one: $((SECONDS - start)) s"
