@@ -60,6 +60,10 @@ struct ComposeCommandTests {
         #expect(result.stdout.contains("clip 1 at 0.000 s: \(source) from 1.500 to 3.000 s, start re-encoded: 15 frames before the keyframe at 2.000 s; copied from 2.000 s to 3.000 s"), "\(result)")
         #expect(result.stdout.contains("copied from \(source), the frames at cuts inside GOPs encoded: libx264 high, crf 18, veryfast, parameter sets 1"), "\(result)")
         #expect(!result.stdout.contains("played"), "\(result)")
+        // The encoder options a cut uses are checked before anything is written.
+        let bad = try await MuxCtl.run(["compose", scratch.output("bad.mp4"), "--clip", "\(source)@1.5-3", "--video-preset", "fastest"])
+        #expect(bad.status == 2 && bad.stderr.contains("the video preset must be one of"), "\(bad)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.output("bad.mp4")))
     }
 
     @Test("a timeline names the clips, the output and the options; a batch job may be a composition")

@@ -254,6 +254,7 @@ extension MergePlanner {
             return (landed, encoding, nil)
         }
         guard landed.contains(where: \.encodesPart), case .success(let cutEncoding) = partial else { return (landed, nil, nil) }
+        try Self.checkEncoderOptions(options.video, output: output)
         return (landed, nil, cutEncoding)
     }
 

@@ -134,6 +134,18 @@ extension MergePlanner {
         return "the video \(spokenList(asked)) asked for \(asked.count == 1 ? "is" : "are") not used, as the video is copied, not encoded: \(why)"
     }
 
+    /// The quality and preset asked for video that is encoded (re-framed,
+    /// or a cut's frames): a CRF of 0 to 51 and a preset both x264 and x265 have.
+    static func checkEncoderOptions(_ options: VideoOptions, output: String) throws {
+        if let quality = options.quality, !(0...51).contains(quality) {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.video.quality", message: "\(output): the video quality (CRF) must be 0 to 51, not \(quality)")
+        }
+        if let preset = options.preset, !Self.videoPresets.contains(preset) {
+            throw MediaMuxError.invalidOption(option: "MergeOptions.video.preset", message:
+                "\(output): the video preset must be one of \(Self.videoPresets.joined(separator: ", ")), not \(preset)")
+        }
+    }
+
     /// The smallest side of a frame: x265 3.5 (Debian 12's and 13's) corrupts
     /// its heap on 10-bit pictures 48 pixels wide (tried: 48x48 to 48x200
     /// abort, 64 and more to 240 by eights, 1080 and 1920 do not).
@@ -181,13 +193,7 @@ extension MergePlanner {
             throw MediaMuxError.invalidOption(option: "MergeOptions.orientation", message:
                 "\(output): the video must be encoded to re-frame it, and this FFmpeg has no \(Self.videoEncoders[codec]?.encoder ?? codec) encoder")
         }
-        if let quality = options.quality, !(0...51).contains(quality) {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.video.quality", message: "\(output): the video quality (CRF) must be 0 to 51, not \(quality)")
-        }
-        if let preset = options.preset, !Self.videoPresets.contains(preset) {
-            throw MediaMuxError.invalidOption(option: "MergeOptions.video.preset", message:
-                "\(output): the video preset must be one of \(Self.videoPresets.joined(separator: ", ")), not \(preset)")
-        }
+        try Self.checkEncoderOptions(options, output: output)
         if let profile = DolbyVisionConfiguration(stream.sampleEntry) {
             let base = profile.compatibleWith.map { " (\($0) kept)" } ?? ""
             notes.append("Dolby Vision profile \(profile.profileName) is dropped\(base): its metadata cannot be re-encoded")
