@@ -54,8 +54,6 @@ extension MergePlanner {
     /// x265's superfast lets a frame before a keyframe fall to 38 dB on the
     /// synthetic clips at that CRF; veryfast keeps every frame over 42.
     static let cutPreset = "veryfast"
-    /// HEVC smart cuts, held back until GStreamer 1.26's varying decodes of them are understood.
-    static let hevcCutsEnabled = false
 
     /// How partial GOPs of clips whose video agrees with `first`'s are
     /// encoded, or why they cannot be: H.264 in an avc1 entry or HEVC in an
@@ -92,12 +90,6 @@ extension MergePlanner {
                 parameterSets: .init(video: nil, sequence: id, picture: id), bitDepth: set.bitDepthLuma, quality: quality,
                 preset: options.preset ?? Self.cutPreset, configuration: bytes))
         case "hevc":
-            // Held back: GStreamer 1.26 with FFmpeg 7.1 decodes such a cut differently from one run to the next
-            // (8 decodes, 7 results; the source itself the same every time). Until the cause is found, HEVC clips are
-            // encoded whole; the rewrite below is what they will use (see the Compositions article).
-            guard Self.hevcCutsEnabled else {
-                return .failure(.init("HEVC's partial GOPs are not yet encoded alone: GStreamer 1.26 decodes such a cut differently from run to run"))
-            }
             guard entry == "hvc1" else {
                 return .failure(.init("a cut's encoded frames join an hvc1 sample entry's parameter sets, not those of \(entry)"))
             }

@@ -16,12 +16,14 @@ enum GStreamer {
     /// The first `count` pictures GStreamer shows of `path`, each `size`
     /// bytes of planar YUV (no row padding for the sizes used here). It
     /// writes every picture to `rawFile`: identity's eos-after, which would
-    /// stop early, loses pictures on the way to the sink.
-    static func firstPictures(of path: String, count: Int, size: Int, rawFile: String) throws -> [[UInt8]] {
+    /// stop early, loses pictures on the way to the sink. `decoder`, when
+    /// given, is the decoder element and its properties in place of
+    /// decodebin's choice ("avdec_h265 max-threads=1").
+    static func firstPictures(of path: String, count: Int, size: Int, rawFile: String, decoder: String? = nil) throws -> [[UInt8]] {
         guard let executable else { throw Failure(description: "gst-launch-1.0 is not installed (make test installs it)") }
-        let arguments = [
-            "-q", "filesrc", "location=\(path)", "!", "qtdemux", "name=demux", "demux.video_0", "!", "decodebin", "!", "video/x-raw", "!",
-            "filesink", "location=\(rawFile)",
+        let decoding = decoder.map { $0.split(separator: " ").map(String.init) } ?? ["decodebin"]
+        let arguments = ["-q", "filesrc", "location=\(path)", "!", "qtdemux", "name=demux", "demux.video_0", "!"] + decoding + [
+            "!", "video/x-raw", "!", "filesink", "location=\(rawFile)",
         ]
         let (status, said) = try ExternalTool.run(executable, arguments, keeping: .errors, seconds: 60)
         guard status == 0 else {
