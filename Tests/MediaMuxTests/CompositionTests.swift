@@ -656,6 +656,21 @@ import TestSupport
 /// clip, which must be the one its source shows at the same moment of the clip.
 @Suite(.tags(.browser, .gstreamer), .skippedByTag)
 struct CompositionPlaybackTests {
+    /// A fragmented composition (a smart cut of B-frame clips, their sound
+    /// joined into one encoded track) ends where its file does for
+    /// GStreamer, ffprobe and Chromium from disk, as a fragmented merge does.
+    @Test func playersAgreeOnWhereAFragmentedCompositionEnds() async throws {
+        let folder = try TemporaryFolder()
+        var composition = Composition(clips: [
+            .init(TestMedia.fixture("h264_gop2s_aac.mp4"), from: MediaTime(value: 3, timescale: 5), to: MediaTime(value: 22, timescale: 5)),
+            .init(TestMedia.fixture("h264_bframes_aac.mp4"), from: MediaTime(1), to: MediaTime(value: 5, timescale: 2)),
+        ])
+        composition.options.layout = .fragmented
+        let report = try await MergeEngine().compose(composition, output: .file(folder.path("composed.mp4")))
+        #expect(report.duration == MediaTime(value: 53, timescale: 10))
+        try FragmentedOutputTests.expectPlayersAgree(on: "composed.mp4", in: folder, end: 5.3)
+    }
+
     @Test(Samples.required) func playersAgreeOnTheLengthAndThePictures() async throws {
         let folder = try TemporaryFolder()
         let names = ["join_preroll_h264_640x360_aac_5s.mp4", "join_midroll_h264_640x360_aac_5s.mp4", "join_postroll_h264_640x360_aac_5s.mp4"]

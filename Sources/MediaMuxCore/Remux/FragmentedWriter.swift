@@ -14,6 +14,21 @@ internal import CFFmpeg
 /// until that moov is complete, and goes out with the plan's edit lists,
 /// durations (mvhd, tkhd, mehd), sample entries and metadata, as the file
 /// layout's moov gets them.
+///
+/// With `timesInSamples` (the fragmented layout itself, not the fragments a
+/// movie is made from), a video's samples also say where it ends, for the
+/// players that read only the start of an edit list in fragments (FFmpeg's
+/// mov demuxer, and Chromium from disk through it): they take a track's
+/// length from its samples' durations. Those durations then add up to the
+/// time the track is presented: the frame on screen at the end lasts only
+/// until it, a frame shown after the end (kept because a frame before it
+/// refers to it) takes no time, and the last sample lasts until the end
+/// (a held last frame included). The decode times after a shortened frame
+/// move earlier by what it loses; the presentation times stay. A video's
+/// composition offsets stay positive, with the start edit for its reorder
+/// delay: FFmpeg (5.1 and 7.1 alike) shows every frame of a fragmented
+/// track with negative offsets later by the largest of them, out of step
+/// with its sound. Audio needs nothing: its last packet is cut to the end.
 final class FragmentedWriter: MovieWriter {
     private let plan: MergePlan
     private let longest: MediaTime
@@ -33,12 +48,18 @@ final class FragmentedWriter: MovieWriter {
     private var failure: (any Error)?
     private var bytesWritten = 0
     let warnings: [String] = []
+    private let timesInSamples: Bool
+    /// By output stream, from its first packet: how a video's sample durations are fitted to its end.
+    private var videoEnds: [Int: VideoEnd] = [:]
 
     /// Bytes FFmpeg gathers before handing them to the sink.
     private static let bufferSize: Int32 = 256 << 10
 
-    init(plan: MergePlan, longest: MediaTime, sink: any ByteSink, temporary: TemporaryOutput?, roomAfterMovieHeader: Int = 0) throws {
+    init(
+        plan: MergePlan, longest: MediaTime, sink: any ByteSink, temporary: TemporaryOutput?, timesInSamples: Bool, roomAfterMovieHeader: Int = 0
+    ) throws {
         self.plan = plan
+        self.timesInSamples = timesInSamples
         self.longest = longest
         self.sink = sink
         self.temporary = temporary
@@ -79,8 +100,49 @@ final class FragmentedWriter: MovieWriter {
         try releaseHeldBytes()
     }
 
-    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, isLast: Bool) throws {
+        let index = Int(packet.pointee.stream_index)
+        if timesInSamples, plan.tracks[index].role == .video {
+            let track = plan.tracks[index]
+            let base = muxer.stream(index).pointee.time_base
+            var end = videoEnds[index]
+                ?? VideoEnd(first: packet.pointee, start: track.sourceStart.ticks(in: base, rounding: .nearest), end: track.end.ticks(in: base, rounding: .nearest))
+            end.fit(packet, isLast: isLast)
+            videoEnds[index] = end
+        }
         try sinkErrors { try muxer.write(packet) }
+    }
+
+    /// A video's sample durations fitted to the time it is presented, in
+    /// the stream's time base: its packets' presentation times run from
+    /// `start` to `end`, and its media (the edit list's start aside) from
+    /// the first packet's decode time.
+    private struct VideoEnd {
+        let end: Int64
+        /// Where the last sample's duration reaches: the first decode time and the time presented.
+        let lastDecodeEnd: Int64
+        /// What the decode times from here on are moved earlier by: the display past the end of the frames written so far.
+        var lowering: Int64 = 0
+        var lastDTS = Int64.min
+
+        init(first: AVPacket, start: Int64, end: Int64) {
+            self.end = end
+            lastDecodeEnd = first.dts.saturatingAdding(end.saturatingSubtracting(start))
+        }
+
+        mutating func fit(_ packet: UnsafeMutablePointer<AVPacket>, isLast: Bool) {
+            let pts = packet.pointee.pts
+            let duration = packet.pointee.duration
+            packet.pointee.dts = max(packet.pointee.dts.saturatingSubtracting(lowering), lastDTS.saturatingAdding(1))
+            lastDTS = packet.pointee.dts
+            if pts.saturatingAdding(duration) > end {
+                lowering = lowering.saturatingAdding(min(pts.saturatingAdding(duration) - end, duration))
+            }
+            if isLast {
+                let reach = lastDecodeEnd.saturatingSubtracting(packet.pointee.dts)
+                packet.pointee.duration = max(reach, 1)
+            }
+        }
     }
 
     func finish() throws {

@@ -26,7 +26,7 @@ final class FragmentsToMovieWriter: MovieWriter {
         let sink = try temporary.sink()
         var room = 0
         if case .reservedAtFront(let bytes) = plan.movieHeader { room = bytes }
-        fragments = try FragmentedWriter(plan: plan, longest: longest, sink: sink, temporary: nil, roomAfterMovieHeader: room)
+        fragments = try FragmentedWriter(plan: plan, longest: longest, sink: sink, temporary: nil, timesInSamples: false, roomAfterMovieHeader: room)
     }
 
     deinit { temporary.discard() }
@@ -40,8 +40,8 @@ final class FragmentsToMovieWriter: MovieWriter {
         try fragments.begin(rewrite)
     }
 
-    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        try fragments.write(packet)
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, isLast: Bool) throws {
+        try fragments.write(packet, isLast: isLast)
     }
 
     func finish() throws {

@@ -28,7 +28,8 @@ protocol MovieWriter: AnyObject {
     func open() throws
     /// What the movie header must say beyond what FFmpeg's muxer writes.
     func begin(_ rewrite: MovieRewrite) throws
-    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws
+    /// Writes one packet; `isLast` says it is its track's last.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, isLast: Bool) throws
     /// Writes the trailer: every packet is out of the muxer.
     func finish() throws
     /// Completes the output (the movie header rewritten, the file moved
@@ -43,11 +44,11 @@ extension MergePlan {
     func writer(to destination: MergeDestination) throws -> any MovieWriter {
         switch (movieHeader, destination) {
         case (.fragmented(let longest), .stream(let sink)):
-            return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: nil)
+            return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: nil, timesInSamples: true)
         case (.fragmented(let longest), .file):
             let temporary = TemporaryOutput(anonymous: outputPath)
             let sink = try temporary.sink()
-            return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: temporary)
+            return try FragmentedWriter(plan: self, longest: longest, sink: sink, temporary: temporary, timesInSamples: true)
         case (_, .file):
             if case .fromFragments(let longest) = sampleTables { return try FragmentsToMovieWriter(plan: self, longest: longest) }
             return try MovieFileWriter(plan: self)
@@ -87,7 +88,7 @@ final class MovieFileWriter: MovieWriter {
         self.rewrite = rewrite
     }
 
-    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, isLast: Bool) throws {
         try muxer.write(packet)
     }
 

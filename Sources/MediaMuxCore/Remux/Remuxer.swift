@@ -171,7 +171,9 @@ package final class Remuxer {
                 let following = try reader.next()
                 if following == nil { reader.makeFinal(packet) }
                 if index == videoIndex { show(packet, timeBase: reader.timeBase) }
-                try write(packet, from: reader.timeBase, stream: index, writer: running.writer, written: &running.written[index])
+                try write(
+                    packet, from: reader.timeBase, stream: index, isLast: following == nil, writer: running.writer,
+                    written: &running.written[index])
                 reader.reuse(buffer)
                 running.current[index] = following
             }
@@ -299,7 +301,7 @@ package final class Remuxer {
     }
 
     private func write(
-        _ packet: UnsafeMutablePointer<AVPacket>, from input: AVRational, stream index: Int,
+        _ packet: UnsafeMutablePointer<AVPacket>, from input: AVRational, stream index: Int, isLast: Bool,
         writer: any MovieWriter, written: inout Written
     ) throws {
         let muxer = writer.muxer
@@ -325,7 +327,7 @@ package final class Remuxer {
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: reason)
         }
         do {
-            try writer.write(packet)
+            try writer.write(packet, isLast: isLast)
         } catch let error as MediaMuxError {
             // The muxer, or the bitstream filter it applies, refused a copied
             // packet as it is (an ADTS header, a truncated frame, VP9 frames

@@ -37,4 +37,20 @@ enum FFprobe {
             return "\(pts &- origin.pts),\(dts &- origin.dts),\(packet["size"] ?? ""),\(key),\(packet["data_hash"] ?? "")"
         }
     }
+
+    /// Where ffprobe says the first `stream` ("v" or "a") stream starts
+    /// and how long it lasts, in seconds: its demuxer's reading of the edit
+    /// list (only its start, in fragments) and the samples' durations.
+    static func streamTimes(_ path: String, stream: String) throws -> (start: Double, duration: Double) {
+        guard let executable else { throw Failure(description: "ffprobe is not installed (make test installs it)") }
+        let arguments = ["-v", "error", "-select_streams", "\(stream):0", "-show_entries", "stream=start_time,duration", "-of", "json", path]
+        let (status, data) = try ExternalTool.run(executable, arguments, keeping: .output, seconds: 60)
+        guard status == 0, let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let streams = root["streams"] as? [[String: Any]], let first = streams.first,
+              let start = (first["start_time"] as? String).flatMap(Double.init), let duration = (first["duration"] as? String).flatMap(Double.init)
+        else {
+            throw Failure(description: "ffprobe gave no start and duration of \(path)'s \(stream) stream")
+        }
+        return (start, duration)
+    }
 }
