@@ -85,7 +85,8 @@ public struct MergeFacts: Sendable, Equatable, Codable {
     public var duration: Double
     public var durationExact: String
     public var video: Track
-    public var audio: Track
+    /// The soundtrack; absent for a composition without sound.
+    public var audio: Track?
     /// The video's own audio, kept as a second track (disabled); absent when left out.
     public var originalAudio: Track?
     public var rotation: Int
@@ -161,7 +162,7 @@ public struct MergeFacts: Sendable, Equatable, Codable {
         duration = report.duration.seconds
         durationExact = report.duration.description
         video = track(report.video)
-        audio = track(report.audio)
+        audio = report.audio.map(track)
         originalAudio = report.originalAudio.map(track)
         rotation = report.rotation.degrees
         self.rotationReason = rotationReason(report.rotation)

@@ -275,7 +275,7 @@ struct Soundtrack: Sendable {
     func namingTheURL(in report: MergeReport, asked audio: String) -> MergeReport {
         guard path != audio else { return report }
         var report = report
-        report.audio.source = audio
+        report.audio?.source = audio
         report.warnings = report.warnings.map { $0.replacing(path, with: audio) }
         return report
     }

@@ -320,7 +320,7 @@ func describe(_ report: MergeReport) -> String {
         "wrote \(report.output): \(report.duration.secondsText()) s, \(formatBytes(report.fileBytes))"
             + (report.layout == .fragmented ? ", fragmented MP4" : ""),
         track("video", report.video),
-        track("audio", report.audio),
+        report.audio.map { track("audio", $0) } ?? "  audio: none (no clip has sound, and no soundtrack was given)",
     ] + (report.originalAudio.map { [track("original audio", $0) + "; a second track, off until chosen"] } ?? []) + [
         "  end: \(report.endReason.rawValue); rotation \(report.rotation.degrees)° (\(describeRotationReason(report.rotation)))",
         "  metadata: " + (report.keptMetadata.isEmpty ? "none kept" : "kept " + report.keptMetadata.joined(separator: ", ")),

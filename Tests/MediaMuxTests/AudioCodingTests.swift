@@ -204,13 +204,13 @@ struct AudioCodingTests {
         let video = PlannerTests.phoneVideo
         let take = PlannerTests.info("take.wav", [Self.audio("pcm_s24le", rate: 96000)])
         let plan = try planner.plan(video: video, audio: take, output: "o.mp4", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
-        let encoding = try #require(plan.audio.encoding)
+        let encoding = try #require(plan.audio!.encoding)
         #expect(encoding.summary == "pcm_s24le -> aac 192 kb/s, 96000 -> 48000 Hz (few players read PCM in MP4)")
-        #expect(plan.audio.codec == "aac" && plan.audio.codecTag == nil && plan.audio.sampleEntry == nil && plan.audio.trackBoxes == nil)
-        #expect(plan.audio.timeBase == MediaTime(value: 1, timescale: 48000))
+        #expect(plan.audio!.codec == "aac" && plan.audio!.codecTag == nil && plan.audio!.sampleEntry == nil && plan.audio!.trackBoxes == nil)
+        #expect(plan.audio!.timeBase == MediaTime(value: 1, timescale: 48000))
         // 3 s: 144,000 samples, 140 whole frames of 1024 and room for the rest, the priming and the flush.
-        #expect(plan.audio.sampleCount == 143)
+        #expect(plan.audio!.sampleCount == 143)
         let copied = try planner.plan(video: video, audio: take, output: "o.mov", outputFacts: PlannerTests.freshOutput, options: MergeOptions())
-        #expect(copied.audio.encoding == nil && copied.audio.codec == "pcm_s24le")
+        #expect(copied.audio!.encoding == nil && copied.audio!.codec == "pcm_s24le")
     }
 }

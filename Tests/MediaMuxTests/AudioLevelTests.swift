@@ -27,8 +27,8 @@ struct AudioLevelTests {
     @Test func volumeMinusSixHalvesTheAmplitude() async throws {
         let folder = try TemporaryFolder()
         let (report, output) = try await Self.merge(Self.sine, AudioOptions(volume: -6), in: folder)
-        #expect(report.audio.encoding?.reason == "MP4 cannot carry FLAC")
-        #expect(report.audio.encoding?.summary == "flac -> aac 192 kb/s, set to -6.0 dB (MP4 cannot carry FLAC)")
+        #expect(report.audio!.encoding?.reason == "MP4 cannot carry FLAC")
+        #expect(report.audio!.encoding?.summary == "flac -> aac 192 kb/s, set to -6.0 dB (MP4 cannot carry FLAC)")
         let played = try Self.played(output)
         #expect(played.count == 3 * 44100)
         let middle = played.channels[0].dropFirst(played.count / 4).prefix(played.count / 2)
@@ -36,13 +36,13 @@ struct AudioLevelTests {
         #expect(abs(AudioSamples.frequency(middle, sampleRate: played.sampleRate) - 1000) < 1)
         // The same from AAC, which alone would be copied: the volume is the reason to encode.
         let (aac, _) = try await Self.merge(Fixtures.path("aac_7s.m4a"), AudioOptions(volume: -6), in: folder)
-        #expect(aac.audio.encoding?.reason == "set to -6.0 dB")
+        #expect(aac.audio!.encoding?.reason == "set to -6.0 dB")
     }
 
     @Test func fadesRampFromAndToSilence() async throws {
         let folder = try TemporaryFolder()
         let (report, output) = try await Self.merge(Self.sine, AudioOptions(fadeIn: 1, fadeOut: 0.5), in: folder)
-        #expect(report.audio.encoding?.summary == "flac -> aac 192 kb/s, faded in over 1.000 s, faded out over 0.500 s (MP4 cannot carry FLAC)")
+        #expect(report.audio!.encoding?.summary == "flac -> aac 192 kb/s, faded in over 1.000 s, faded out over 0.500 s (MP4 cannot carry FLAC)")
         let samples = try Self.played(output).channels[0]
         #expect(samples.count == 3 * 44100)
         let window = 2205  // 50 ms
@@ -63,7 +63,7 @@ struct AudioLevelTests {
         let folder = try TemporaryFolder()
         let source = Fixtures.path("aac_7s.m4a")
         let (report, output) = try await Self.merge(source, AudioOptions(loudness: -16), in: folder)
-        let adjustment = try #require(report.audio.loudness)
+        let adjustment = try #require(report.audio!.loudness)
         let sourceLoudness = try LoudnessCheck.measure(source)
         #expect(abs(adjustment.measured - sourceLoudness.integrated) < 0.2, "MediaMux measured \(adjustment.measured), ffmpeg \(sourceLoudness.integrated)")
         #expect(abs(adjustment.gain - (-16 - adjustment.measured)) < 0.001 && !adjustment.limited)
@@ -86,7 +86,7 @@ struct AudioLevelTests {
         }
         try WaveFile.write(samples, rate: rate, to: wave)
         let (report, output) = try await Self.merge(wave, AudioOptions(loudness: -14), in: folder)
-        let adjustment = try #require(report.audio.loudness)
+        let adjustment = try #require(report.audio!.loudness)
         #expect(adjustment.limited)
         let result = try LoudnessCheck.measure(output)
         #expect(abs(result.integrated + 14) <= 0.5, "the output measures \(result.integrated) LUFS")

@@ -46,7 +46,7 @@ struct AudioPlacementTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(video: Self.video, audio: Self.chirp, output: output, options: MergeOptions(end: .video))
-        #expect(report.endReason == .audioStopsEarly && report.audio.encoding == nil)
+        #expect(report.endReason == .audioStopsEarly && report.audio!.encoding == nil)
         let (movie, audio, video) = try Self.durations(output)
         #expect(abs(movie - 4) < 0.001 && abs(video - 4) < 0.001 && abs(audio - 1.5) < 0.001)
         let played = try Self.played(output)
@@ -61,8 +61,8 @@ struct AudioPlacementTests {
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(
             video: Self.video, audio: Self.chirp, output: output, options: MergeOptions(end: .video, audio: AudioOptions(loops: true)))
-        #expect(report.endReason == .audioRepeated && report.audio.plays == 3)
-        #expect(report.audio.encoding?.reason == "looped, and AAC cannot repeat by copy")
+        #expect(report.endReason == .audioRepeated && report.audio!.plays == 3)
+        #expect(report.audio!.encoding?.reason == "looped, and AAC cannot repeat by copy")
         let (movie, audio, _) = try Self.durations(output)
         #expect(abs(movie - 4) < 0.001 && abs(audio - 4) < 0.001)
 
@@ -98,7 +98,7 @@ struct AudioPlacementTests {
         let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_vfr.mp4"), audio: Fixtures.path("alac_2s.m4a"), output: output,
             options: MergeOptions(audio: AudioOptions(loops: true)))
-        #expect(report.audio.encoding == nil && report.audio.plays == 2 && report.endReason == .audioRepeated)
+        #expect(report.audio!.encoding == nil && report.audio!.plays == 2 && report.endReason == .audioRepeated)
         let source = try #require(try MP4File(path: Fixtures.path("alac_2s.m4a")).audioTracks.first)
         let file = try MP4File(path: output)
         let track = try #require(file.audioTracks.first)
@@ -120,7 +120,7 @@ struct AudioPlacementTests {
         let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_vfr.mp4"), audio: Fixtures.path("pcm_2s.wav"), output: output,
             options: MergeOptions(end: .video, audio: AudioOptions(loops: true)))
-        #expect(report.audio.encoding == nil && report.audio.plays == 2)
+        #expect(report.audio!.encoding == nil && report.audio!.plays == 2)
         let file = try MP4File(path: output)
         let track = try #require(file.audioTracks.first)
         #expect(track.sampleFormat == "sowt" && track.issues.isEmpty)
@@ -151,7 +151,7 @@ struct AudioPlacementTests {
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(
             video: Self.video, audio: Self.chirp, output: output, options: MergeOptions(end: .video, audio: AudioOptions(offset: 0.75)))
-        #expect(report.audio.encoding == nil && report.audio.start == 0.75)
+        #expect(report.audio!.encoding == nil && report.audio!.start == 0.75)
         let played = try Self.played(output)
         #expect(played.delay == 36_000)
         #expect(played.channels[0] == (try Self.played(Self.chirp).channels[0]))
@@ -167,7 +167,7 @@ struct AudioPlacementTests {
         let copied = folder.path("copied.mp4")
         let report = try await MuxEngine().merge(
             video: Self.video, audio: Self.chirp, output: copied, options: MergeOptions(audio: AudioOptions(offset: -0.5)))
-        #expect(report.audio.encoding == nil && report.duration == 1)
+        #expect(report.audio!.encoding == nil && report.duration == 1)
         // The source's own packets from the one before the new start on...
         let track = try #require(try MP4File(path: copied).audioTracks.first)
         let sourceTrack = try #require(try MP4File(path: Self.chirp).audioTracks.first)
@@ -192,7 +192,7 @@ struct AudioPlacementTests {
         let encoded = folder.path("encoded.mp4")
         let again = try await MuxEngine().merge(
             video: Self.video, audio: Self.chirp, output: encoded, options: MergeOptions(audio: AudioOptions(codec: .aac, offset: -0.5)))
-        #expect(again.audio.encoding != nil)
+        #expect(again.audio!.encoding != nil)
         let encodedHeard = try Self.played(encoded).channels[0]
         #expect(encodedHeard.count == 48_000)
         let encodedMatch = Self.difference(encodedHeard.dropFirst(Self.encoderSettling), source.dropFirst(24_000 + Self.encoderSettling))
@@ -262,7 +262,7 @@ struct AudioPlacementTests {
         let report = try await MuxEngine().merge(
             video: Self.video, audio: Fixtures.path("aac_7s.m4a"), output: output,
             options: MergeOptions(originalAudio: .mixed(level: -6)))
-        #expect(report.audio.encoding?.reason == "mixed with the video's own audio at -6.0 dB")
+        #expect(report.audio!.encoding?.reason == "mixed with the video's own audio at -6.0 dB")
         #expect(report.originalAudio == nil && !report.leftOut.contains { $0.path == Self.video && $0.what.hasPrefix("audio") })
         let file = try MP4File(path: output)
         #expect(file.audioTracks.count == 1)
@@ -293,7 +293,7 @@ struct AudioPlacementTests {
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(
             video: Self.video, audio: Self.chirp, output: output, options: MergeOptions(end: .video, originalAudio: .mixed(level: 0)))
-        #expect(report.duration == 4 && report.audio.duration == 4 && report.audio.start == .zero())
+        #expect(report.duration == 4 && report.audio!.duration == 4 && report.audio!.start == .zero())
         let heard = try Self.played(output)
         try #require(heard.count == 4 * 48000)
         // The video's own 880 Hz (at 44.1 kHz, resampled to the chirp's 48 kHz) after the chirp's end...
@@ -326,10 +326,10 @@ struct AudioPlacementTests {
 
         let options = MergeOptions(audio: AudioOptions(codec: .aac))
         let report = try await MuxEngine().merge(video: Self.video, audio: damaged, output: folder.path("out.mp4"), options: options)
-        #expect(report.audio.damagedPackets == 1)
+        #expect(report.audio!.damagedPackets == 1)
         #expect(report.warnings.contains { $0.contains("damaged.m4a: 1 damaged audio packet could not be decoded") })
         let clean = try await MuxEngine().merge(video: Self.video, audio: Self.chirp, output: folder.path("clean.mp4"), options: options)
-        #expect(clean.audio.damagedPackets == 0 && clean.warnings.isEmpty)
+        #expect(clean.audio!.damagedPackets == 0 && clean.warnings.isEmpty)
 
         let heard = try Self.played(folder.path("out.mp4")).channels[0]
         let reference = try Self.played(folder.path("clean.mp4")).channels[0]

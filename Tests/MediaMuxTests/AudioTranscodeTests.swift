@@ -49,11 +49,11 @@ struct AudioTranscodeTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(video: Self.video, audio: example.audio.path, output: output)
-        let encoding = try #require(report.audio.encoding)
+        let encoding = try #require(report.audio!.encoding)
         #expect(encoding.reason == example.reason)
-        #expect(encoding.codec == "aac" && report.audio.codec == "aac")
+        #expect(encoding.codec == "aac" && report.audio!.codec == "aac")
         #expect(encoding.sampleRate == example.sampleRate && encoding.channels == example.channels)
-        #expect(report.audio.codecTag == "mp4a")
+        #expect(report.audio!.codecTag == "mp4a")
 
         let file = try MP4File(path: output)
         let track = try #require(file.audioTracks.first)
@@ -94,11 +94,11 @@ struct AudioTranscodeTests {
     @Test func copiesWhatTheContainerCarries() async throws {
         let folder = try TemporaryFolder()
         let alac = try await MuxEngine().merge(video: Self.video, audio: Fixtures.path("alac_2s.m4a"), output: folder.path("alac.mp4"))
-        #expect(alac.audio.encoding == nil && alac.audio.codec == "alac")
+        #expect(alac.audio!.encoding == nil && alac.audio!.codec == "alac")
         #expect(try MP4File(path: folder.path("alac.mp4")).audioTracks.first?.sampleFormat == "alac")
         // MOV carries PCM.
         let pcm = try await MuxEngine().merge(video: Self.video, audio: Fixtures.path("pcm_2s.wav"), output: folder.path("pcm.mov"))
-        #expect(pcm.audio.encoding == nil && pcm.audio.codec == "pcm_s16le")
+        #expect(pcm.audio!.encoding == nil && pcm.audio!.codec == "pcm_s16le")
     }
 
     @Test func encodingAsked() async throws {
@@ -108,7 +108,7 @@ struct AudioTranscodeTests {
         options.audio = AudioOptions(codec: .aac, bitRate: 64_000, sampleRate: 32_000, channels: 1)
         let output = folder.path("aac.mp4")
         let report = try await MuxEngine().merge(video: Self.video, audio: Fixtures.path("aac_7s.m4a"), output: output, options: options)
-        let encoding = try #require(report.audio.encoding)
+        let encoding = try #require(report.audio!.encoding)
         #expect(encoding.summary == "aac -> aac 64 kb/s, 44100 -> 32000 Hz, 2 -> 1 channels (AAC asked for)")
         let file = try MP4File(path: output)
         let played = try AudioSamples.played(try #require(file.audioTracks.first), movieTimescale: file.movieTimescale)
@@ -120,7 +120,7 @@ struct AudioTranscodeTests {
         // 5.1 down to stereo.
         options.audio = AudioOptions(channels: 2)
         let stereo = try await MuxEngine().merge(video: Self.video, audio: Fixtures.path("flac_96k_51_1s.flac"), output: folder.path("stereo.mp4"), options: options)
-        #expect(stereo.audio.encoding?.summary == "flac -> aac 192 kb/s, 96000 -> 48000 Hz, 6 -> 2 channels (MP4 cannot carry FLAC)")
+        #expect(stereo.audio!.encoding?.summary == "flac -> aac 192 kb/s, 96000 -> 48000 Hz, 6 -> 2 channels (MP4 cannot carry FLAC)")
         let stereoFile = try MP4File(path: folder.path("stereo.mp4"))
         let mixed = try AudioSamples.played(try #require(stereoFile.audioTracks.first), movieTimescale: stereoFile.movieTimescale)
         #expect(mixed.channels.count == 2 && mixed.count == 48_000)

@@ -80,7 +80,7 @@ struct BatchRunTests {
         #expect(abs(Double(a.movieDuration) / Double(a.movieTimescale) - 4.0) < 0.001 && a.tracks.count == 2)
         let b = try MP4File(path: folder.path("out/b.mp4"))
         #expect(abs(Double(b.movieDuration) / Double(b.movieTimescale) - 3.0) < 0.001)
-        #expect(first.jobs[1].merge?.audio.how.hasPrefix("transcoded: flac -> aac") == true)
+        #expect(first.jobs[1].merge?.audio!.how.hasPrefix("transcoded: flac -> aac") == true)
         let sheet = try #require(first.jobs[0].sheet)
         #expect(sheet.path == folder.path("out/a.sheet.png"))
         #expect(Self.pngSize(sheet.path).map { [$0.0, $0.1] } == [sheet.width, sheet.height])

@@ -49,6 +49,52 @@ import TestSupport
         return (movie, video)
     }
 
+    /// Clips without sound and no soundtrack: the composition is its video
+    /// alone, copied, as a file and as fragments, and GStreamer plays it for
+    /// its length; the report has no audio track and says why nothing else.
+    @Test func clipsWithoutSoundMakeAVideoAlone() async throws {
+        let folder = try TemporaryFolder()
+        let source = TestMedia.fixture("h264_26s_2fps.mp4")
+        // Keyframes every 10 s at 2 fps: from the one at 20 s to the end, then from the one at 10 s to the one at 20 s.
+        var composition = Composition(clips: [.init(source, from: seconds(20)), .init(source, from: seconds(10), to: seconds(20))])
+        for layout in [OutputLayout.movie, .fragmented] {
+            composition.options.layout = layout
+            let output = folder.path("\(layout.rawValue).mp4")
+            let report = try await engine.compose(composition, output: .file(output))
+            #expect(report.audio == nil && report.originalAudio == nil && report.warnings.isEmpty, "\(layout): \(report.warnings)")
+            #expect(report.clips.map(\.reason) == ["copied", "copied"], "\(report.clips.map(\.reason))")
+            #expect(report.duration == seconds(16))
+            let movie = try MP4File(path: output)
+            #expect(movie.tracks.count == 1 && movie.audioTracks.isEmpty, "\(layout): \(movie.tracks.count) tracks")
+            let video = try #require(movie.videoTracks.first)
+            let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
+            #expect(try sampleBytes(video) == (try sampleBytes(sourceTrack, 40..<52)) + (try sampleBytes(sourceTrack, 20..<40)), "\(layout)")
+            #expect(abs(video.presentedDuration(movieTimescale: movie.movieTimescale) - 16) < 0.001, "\(layout)")
+            let discovered = try GStreamer.discoveredDuration(of: output)
+            #expect(abs(discovered - 16) < 0.001, "\(layout): GStreamer says \(discovered) s")
+        }
+        // Audio options with no sound to change: said, not refused.
+        var louder = composition
+        louder.options.audio.volume = 6
+        louder.options.overwrite = true
+        let louderReport = try await engine.compose(louder, output: .file(folder.path("louder.mp4")))
+        #expect(louderReport.audio == nil)
+        #expect(louderReport.warnings == ["no clip has sound and no soundtrack is given: the audio options have nothing to change"], "\(louderReport.warnings)")
+        // With a soundtrack, the clips' own sound kept or mixed under it: there is none, and the report says so.
+        for (own, warning) in [
+            (OriginalAudio.kept, "no clip has sound to keep beside the soundtrack; none is kept"),
+            (.mixed(level: -12), "no clip has sound to mix under the soundtrack; the soundtrack plays alone"),
+        ] {
+            var withSoundtrack = Composition(clips: composition.clips, soundtrack: TestMedia.fixture("aac_7s.m4a"))
+            withSoundtrack.options.originalAudio = own
+            withSoundtrack.options.overwrite = true
+            let report = try await engine.compose(withSoundtrack, output: .file(folder.path("soundtrack.mp4")))
+            #expect(report.audio != nil && report.originalAudio == nil)
+            #expect(report.warnings == [warning], "\(report.warnings)")
+            #expect(try MP4File(path: folder.path("soundtrack.mp4")).tracks.count == 2)
+        }
+    }
+
     @Test(Samples.required) func threeClipsFromOneSourceJoinByCopyWithEveryByte() async throws {
         let folder = try TemporaryFolder()
         let output = folder.path("three.mp4")
@@ -86,7 +132,7 @@ import TestSupport
         let sound = try AudioSamples.played(audio, movieTimescale: movie.movieTimescale)
         let length = Double(sound.delay + sound.count) / Double(sound.sampleRate)
         #expect(abs(length - 15) < 0.001, "the sound lasts \(length) s")
-        #expect(report.audio.encoding != nil)
+        #expect(report.audio!.encoding != nil)
     }
 
     @Test func keyframeCutsMoveOutwardToKeyframesAndKeepEveryFrameAskedFor() async throws {
@@ -574,8 +620,8 @@ import TestSupport
         let report = try await engine.compose(composition, output: .file(output))
         #expect(report.duration == seconds(4))
         #expect(report.endReason == .videoEndsFirst)
-        #expect(report.audio.source == soundtrack)
-        #expect(report.audio.encoding == nil, "AAC into MP4 is copied, as a merge copies it")
+        #expect(report.audio!.source == soundtrack)
+        #expect(report.audio!.encoding == nil, "AAC into MP4 is copied, as a merge copies it")
         // The clips' own sound is said to be left out, once for the file.
         #expect(report.leftOut.map(\.reason) == ["the soundtrack replaces the video's own audio"], "\(report.leftOut)")
         let (movie, _) = try checkLayout(output, lasting: 4, frameRate: 30)
@@ -613,7 +659,7 @@ import TestSupport
             clips: [.init(source, to: seconds(1)), .init(source, from: seconds(2))], soundtrack: TestMedia.fixture("aac_7s.m4a"))
         composition.options.originalAudio = .mixed(level: 0)
         let report = try await engine.compose(composition, output: .file(output))
-        #expect(report.audio.encoding?.reason.contains("mixed with the video's own audio") == true, "\(String(describing: report.audio.encoding))")
+        #expect(report.audio!.encoding?.reason.contains("mixed with the video's own audio") == true, "\(String(describing: report.audio!.encoding))")
         #expect(report.originalAudio == nil)
         let (movie, _) = try checkLayout(output, lasting: 3, frameRate: 30)
         let audio = try #require(movie.audioTracks.first)

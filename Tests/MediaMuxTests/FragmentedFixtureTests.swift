@@ -153,7 +153,7 @@ import MediaMuxContainers
         let source = try #require(try MP4File(path: path).audioTracks.first)
         let file = try MP4File(path: output)
         let copy = try #require(file.audioTracks.first)
-        #expect(report.audio.packets == packets && source.sampleCount == packets)
+        #expect(report.audio!.packets == packets && source.sampleCount == packets)
         #expect(try Self.packets(copy) == Self.packets(source), "\(path): the audio's packets changed")
         #expect(report.endReason == .audioEndsFirst)
         let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
@@ -203,7 +203,7 @@ import MediaMuxContainers
         #expect(try Self.packets(videoCopy) == Array(Self.packets(video).prefix(wholeVideo)))
         // As the soundtrack: the whole packets, and a warning that counts the rest.
         let asAudio = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: cut, output: folder.path("audio.mp4"))
-        #expect(asAudio.audio.packets == wholeAudio)
+        #expect(asAudio.audio!.packets == wholeAudio)
         let audioCopy = try #require(try MP4File(path: folder.path("audio.mp4")).audioTracks.first)
         #expect(try Self.packets(audioCopy) == Array(Self.packets(audio).prefix(wholeAudio)))
         let lost = audio.sampleCount - wholeAudio
@@ -249,7 +249,7 @@ import MediaMuxContainers
                 "\(asVideo.warnings)")
         let asAudio = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: folder.path("audio.mp4"))
         let audioCopy = try #require(try MP4File(path: folder.path("audio.mp4")).audioTracks.first)
-        #expect(asAudio.audio.packets == keptAudio)
+        #expect(asAudio.audio!.packets == keptAudio)
         #expect(try Self.packets(audioCopy) == Array(Self.packets(audio).prefix(keptAudio)))
     }
 
@@ -297,7 +297,7 @@ import MediaMuxContainers
         // The audio alone, shorter than a long video: it ends where its samples do, priming dropped.
         let audioOnly = folder.path("audio.mp4")
         let second = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: audioPath, output: audioOnly)
-        #expect(second.endReason == .audioEndsFirst && second.audio.packets == Self.sourceAudioPackets)
+        #expect(second.endReason == .audioEndsFirst && second.audio!.packets == Self.sourceAudioPackets)
         // The last sample lasts 192 of its 1024: the sine's 2.5 s end there.
         let expected = audio.presentedEnd
         #expect(abs(expected - 2.5) < 0.000_001)

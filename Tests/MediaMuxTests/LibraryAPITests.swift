@@ -60,7 +60,7 @@ struct LibraryAPITests {
                 MergeJob(video: Self.video, audio: server.url("/song.m4a"), output: cached, download: DownloadTests.options(folder)))
             #expect(report.audioDownload?.url == server.url("/song.m4a"))
             // The report names the soundtrack as the caller did; the download says where its bytes are.
-            #expect(report.audio.source == server.url("/song.m4a") && report.video.source == Self.video)
+            #expect(report.audio!.source == server.url("/song.m4a") && report.video.source == Self.video)
             #expect(report.audioDownload.map { FileManager.default.fileExists(atPath: $0.path) } == true)
             #expect(report.duration == local.duration)
             #expect(try Self.audioSamples(cached) == Self.audioSamples(fromFile))
@@ -75,7 +75,7 @@ struct LibraryAPITests {
                     if case .downloading(let step) = progress { downloaded.withLock { $0 = max($0, step.bytesReceived) } }
                 })
             #expect(onceReport.audioDownload?.bytes == Int64(DownloadTests.small.count))
-            #expect(onceReport.audio.source == server.url("/song.m4a"))
+            #expect(onceReport.audio!.source == server.url("/song.m4a"))
             #expect(downloaded.withLock { $0 } == Int64(DownloadTests.small.count))
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")) == ["once.mp4"])
             #expect(try Self.audioSamples(once) == Self.audioSamples(fromFile))

@@ -208,7 +208,7 @@ struct MergeTests {
         let output = folder.path("late.mp4")
         let report = try await MuxEngine().merge(
             video: Fixtures.path("h264_bframes_aac.mp4"), audio: Fixtures.path("crafted/aac_late_start_with_priming.m4a"), output: output)
-        #expect(report.audio.start == MediaTime(value: 1, timescale: 2))
+        #expect(report.audio!.start == MediaTime(value: 1, timescale: 2))
         let file = try MP4File(path: output)
         let audio = try #require(file.audioTracks.first)
         let edits = try #require(audio.editList)
@@ -316,7 +316,7 @@ struct MergeTests {
         let folder = try TemporaryFolder()
         let output = folder.path("out.mp4")
         let report = try await MuxEngine().merge(video: Fixtures.path("h264_26s_2fps.mp4"), audio: path, output: output)
-        #expect(report.audio.packets == 7)
+        #expect(report.audio!.packets == 7)
         #expect(report.warnings == ["\(path): the file is cut short inside a fragment: 4081 audio samples it declares are missing; the whole ones before the cut are kept"])
         let copy = try #require(try MP4File(path: output).audioTracks.first)
         let sourceBytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -246,7 +246,7 @@ struct PassthroughTests {
         let video = Samples.path("iphone_hevc_rot90_aac_mebx_0.3s.mp4")
         var bare = try await MuxEngine().plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
         bare.video.sampleEntry = nil
-        bare.audio.sampleEntry = nil
+        bare.audio!.sampleEntry = nil
         bare.metadata = MetadataCarry.plan(video: try await MuxEngine().probe(video), keep: false)
         _ = try await MuxEngine().execute(bare)
         let bareMovie = try #require(try MP4File(path: folder.path("bare.mp4")).topLevelBoxes(ofType: "moov").first)

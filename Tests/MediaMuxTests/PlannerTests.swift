@@ -35,7 +35,7 @@ struct PlannerTests {
         #expect(plan.end == MediaTime(value: 7, timescale: 1))
         #expect(plan.endReason == .audioEndsFirst)
         #expect(plan.video.streamIndex == 1)
-        #expect(plan.audio.streamIndex == 0)
+        #expect(plan.audio!.streamIndex == 0)
         #expect(plan.video.codecTag == "hvc1")
         // Shown portrait, copied with its own matrix.
         #expect(plan.rotation.degrees == 90 && plan.rotation.keepsSourceMatrix && plan.rotation.reframedBy == .landscape)
@@ -111,7 +111,7 @@ struct PlannerTests {
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "pcm_s24le", container: "mp4", path: "o.mp4")) {
             try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: copying)
         }
-        #expect(try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: options).audio.encoding != nil)
+        #expect(try planner.plan(video: Self.phoneVideo, audio: studio, output: "o.mp4", outputFacts: Self.freshOutput, options: options).audio!.encoding != nil)
         // FFmpeg 5.1 lists Opus for MOV but refuses it when writing the header ("only supported in MP4").
         let browser = Self.info("call.webm", [Self.stream(0, .audio, codec: "opus", scale: 48000, end: 96000)])
         #expect(throws: MediaMuxError.codecNotSupportedInContainer(codec: "opus", container: "mov", path: "o.mov")) {

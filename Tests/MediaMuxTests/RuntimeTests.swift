@@ -120,7 +120,7 @@ struct RuntimeTests {
         // into it after: it moves to the end, with a warning.
         var bare = try await engine.plan(video: video, audio: Fixtures.path("aac_2s.m4a"), output: folder.path("bare.mp4"))
         bare.video.sampleEntry = nil
-        bare.audio.sampleEntry = nil
+        bare.audio!.sampleEntry = nil
         bare.metadata = MetadataCarry.plan(video: try await engine.probe(video), keep: false)
         _ = try await engine.execute(bare)
         let bareMovie = try #require(try MP4File(path: folder.path("bare.mp4")).topLevelBoxes(ofType: "moov").first)

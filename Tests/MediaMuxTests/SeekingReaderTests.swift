@@ -22,10 +22,10 @@ struct SeekingReaderTests {
     private func readSoundtrack(video: String, audio: String, offset: MediaTime, folder: TemporaryFolder) async throws -> Read {
         let options = MergeOptions(audio: AudioOptions(offset: offset))
         let plan = try await MergeEngine().plan(video: video, audio: audio, output: folder.path("out.mp4"), options: options)
-        #expect(plan.audio.isCopied)
-        let inputs = try SpanInputs(track: plan.audio, cancellation: CancellationFlag())
+        #expect(plan.audio!.isCopied)
+        let inputs = try SpanInputs(track: plan.audio!, cancellation: CancellationFlag())
         let demuxer = inputs.own
-        let source = try CopiedSpans(inputs: inputs, track: plan.audio)
+        let source = try CopiedSpans(inputs: inputs, track: plan.audio!)
         var packets: [Data] = []
         while let buffer = try source.next() {
             packets.append(Data(bytes: buffer.pointer.pointee.data, count: Int(buffer.pointer.pointee.size)))

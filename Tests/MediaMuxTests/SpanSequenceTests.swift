@@ -176,23 +176,23 @@ struct SpanSequenceTests {
         let options = MergeOptions(end: .video, audio: AudioOptions(codec: .aac, sampleRate: 48000))
         var plan = try await MergeEngine().plan(video: video, audio: low, output: output, options: options)
         var audio = plan.audio
-        #expect(audio.encoding != nil && audio.end == seconds(2) && audio.spans.count == 1)
-        let lowStream = try #require(audio.spans.first?.source)
-        let lowStart = try #require(audio.spans.first?.sourceRange?.lowerBound)
+        #expect(audio!.encoding != nil && audio!.end == seconds(2) && audio!.spans.count == 1)
+        let lowStream = try #require(audio!.spans.first?.source)
+        let lowStart = try #require(audio!.spans.first?.sourceRange?.lowerBound)
         let stepsInfo = try Prober(cancellation: CancellationFlag()).probe(path: steps)
         let stepsStream = try #require(stepsInfo.audioStreams.first)
         let stepsStart = stepsStream.start ?? .zero()
         // Then 0.5 s to 1.75 s of the steps (the 1000 Hz), a quarter second
         // of silence, and the low tone's first half second again.
-        audio.spans.append(MergePlan.Span(
+        audio!.spans.append(MergePlan.Span(
             source: .init(path: steps, streamIndex: stepsStream.index), sourceRange: (stepsStart + seconds(1, 2))..<(stepsStart + seconds(7, 4)),
             place: seconds(2), duration: seconds(5, 4), decision: .encode, reason: "a test's span"))
-        audio.spans.append(MergePlan.Span(
+        audio!.spans.append(MergePlan.Span(
             source: nil, sourceRange: nil, place: seconds(13, 4), duration: seconds(1, 4), decision: .silence, reason: "a test's silence"))
-        audio.spans.append(MergePlan.Span(
+        audio!.spans.append(MergePlan.Span(
             source: lowStream, sourceRange: lowStart..<(lowStart + seconds(1, 2)), place: seconds(7, 2), duration: seconds(1, 2),
             decision: .encode, reason: "a test's span"))
-        audio.end = seconds(4)
+        audio!.end = seconds(4)
         plan.audio = audio
         _ = try Remuxer.carryOut(plan, cancellation: CancellationFlag(), progress: nil)
 

@@ -82,21 +82,21 @@ struct TimelinePlannerTests {
             output: example.output)
         #expect(planned.end == example.end)
         #expect(planned.endReason == example.reason)
-        #expect(planned.audio.end == example.audioEnd)
-        #expect(planned.audio.plays == (example.plays ?? 1))
-        #expect(planned.audio.encoding?.reason == example.encodedBecause)
+        #expect(planned.audio!.end == example.audioEnd)
+        #expect(planned.audio!.plays == (example.plays ?? 1))
+        #expect(planned.audio!.encoding?.reason == example.encodedBecause)
         // The video always plays to the output's end, holding its last frame past its own.
         #expect(planned.video.end == example.end)
         #expect(planned.video.sourceEnd == Self.videoEnd)
         for track in [planned.video, planned.audio] {
             // The spans follow one another with no gap, up to the track's end.
-            for (before, after) in zip(track.spans, track.spans.dropFirst()) { #expect(after.place == before.end) }
-            #expect(track.spans.first?.place == track.sourceStart)
-            #expect(track.spans.last?.end == track.end)
+            for (before, after) in zip(track!.spans, track!.spans.dropFirst()) { #expect(after.place == before.end) }
+            #expect(track!.spans.first?.place == track!.sourceStart)
+            #expect(track!.spans.last?.end == track!.end)
         }
         let video = planned.video.spans
         #expect(video.map(\.decision) == (example.end > Self.videoEnd ? [.copy, .hold] : [.copy]))
-        let audio = planned.audio.spans
+        let audio = planned.audio!.spans
         #expect(Set(audio.map(\.decision)) == [example.encodedBecause == nil ? .copy : .encode])
         if audio.count > 1 {
             // Each repeat plays the source from its first sample, a period long but for the last, cut at the end.
@@ -112,36 +112,36 @@ struct TimelinePlannerTests {
         let same = PlannerTests.info("same.m4a", [PlannerTests.stream(0, .audio, codec: "aac", scale: 90000, end: 900_900)])
         for policy in EndPolicy.allCases {
             let planned = try plan(same, policy, loops: policy != .audio)
-            #expect(planned.end == Self.videoEnd && planned.endReason == .sameLength && planned.audio.plays == 1 && planned.audio.encoding == nil)
+            #expect(planned.end == Self.videoEnd && planned.endReason == .sameLength && planned.audio!.plays == 1 && planned.audio!.encoding == nil)
         }
     }
 
     @Test func aLaterStartWaitsInTheEditList() throws {
         let planned = try plan(Self.soundtrack(seconds: 4), .video, offset: 2)
-        #expect(planned.audio.sourceStart == 2 && planned.audio.sourceEnd == 6 && planned.audio.end == 6)
-        #expect(planned.audio.origin == -2)
-        #expect(planned.audio.leadIn == nil && planned.audio.encoding == nil)
+        #expect(planned.audio!.sourceStart == 2 && planned.audio!.sourceEnd == 6 && planned.audio!.end == 6)
+        #expect(planned.audio!.origin == -2)
+        #expect(planned.audio!.leadIn == nil && planned.audio!.encoding == nil)
         #expect(planned.endReason == .audioStopsEarly && planned.end == Self.videoEnd)
         // With --end audio the output lasts until the moved soundtrack ends.
         let held = try plan(Self.soundtrack(seconds: 9), .audio, offset: 2)
         #expect(held.end == 11 && held.endReason == .lastFrameHeld && held.video.end == 11)
         // Looped, the first play starts late and the repeats follow it.
         let looped = try plan(Self.soundtrack(seconds: 4), .video, loops: true, offset: 2)
-        #expect(looped.audio.sourceStart == 2 && looped.audio.end == Self.videoEnd)
-        #expect(looped.audio.spans.map(\.place) == [2, 6, 10] && looped.audio.spans.map { $0.sourceRange?.lowerBound } == [0, 0, 0])
-        #expect(looped.audio.spans.last?.end == Self.videoEnd)
+        #expect(looped.audio!.sourceStart == 2 && looped.audio!.end == Self.videoEnd)
+        #expect(looped.audio!.spans.map(\.place) == [2, 6, 10] && looped.audio!.spans.map { $0.sourceRange?.lowerBound } == [0, 0, 0])
+        #expect(looped.audio!.spans.last?.end == Self.videoEnd)
     }
 
     @Test func anEarlierStartSkipsTheBeginningByCopy() throws {
         let planned = try plan(Self.soundtrack(seconds: 4), offset: -1.5)
-        #expect(planned.audio.sourceStart == .zero() && planned.audio.sourceEnd == 2.5 && planned.audio.end == 2.5)
-        #expect(planned.audio.origin == 1.5)
-        #expect(planned.audio.leadIn == MergePlanner.leadIn)
-        #expect(planned.audio.encoding == nil)
+        #expect(planned.audio!.sourceStart == .zero() && planned.audio!.sourceEnd == 2.5 && planned.audio!.end == 2.5)
+        #expect(planned.audio!.origin == 1.5)
+        #expect(planned.audio!.leadIn == MergePlanner.leadIn)
+        #expect(planned.audio!.encoding == nil)
         #expect(planned.end == 2.5 && planned.endReason == .audioEndsFirst)
         // Encoded, the skipped part is where the encoder's input starts.
         let flac = try plan(Self.soundtrack("flac", seconds: 4, path: "song.flac"), offset: -1.5)
-        #expect(flac.audio.encoding?.reason == "MP4 cannot carry FLAC" && flac.audio.origin == 1.5)
+        #expect(flac.audio!.encoding?.reason == "MP4 cannot carry FLAC" && flac.audio!.origin == 1.5)
     }
 
     @Test func offsetsThatLeaveNothingToPlay() throws {
@@ -165,7 +165,7 @@ struct TimelinePlannerTests {
         }
         // ALAC can.
         let alac = try plan(Self.soundtrack("alac", seconds: 4), .video, loops: true, codec: .copy)
-        #expect(alac.audio.encoding == nil && alac.audio.plays == 3)
+        #expect(alac.audio!.encoding == nil && alac.audio!.plays == 3)
     }
 
     /// Room for a looped copy's samples: every play's.
@@ -201,7 +201,7 @@ struct AudioEffectsPlannerTests {
         (AudioOptions(volume: 3, fadeIn: 1, fadeOut: 1), "set to 3.0 dB, faded in over 1.000 s, faded out over 1.000 s"),
     ])
     func effectsAreReasonsToEncode(_ options: AudioOptions, _ reason: String) throws {
-        let encoding = try #require(try plan(options).audio.encoding)
+        let encoding = try #require(try plan(options).audio!.encoding)
         #expect(encoding.reason == reason)
         #expect(encoding.effects == options.effects)
     }
@@ -259,7 +259,7 @@ struct OriginalAudioPlannerTests {
         let kept = try #require(planned.originalAudio)
         #expect(kept.path == "phone.mov" && kept.streamIndex == 0 && !kept.isEnabled && kept.encoding == nil)
         #expect(kept.sourceStart == .zero() && kept.end == 10)  // its own 10 s
-        #expect(planned.audio.isEnabled && planned.audio.encoding == nil)
+        #expect(planned.audio!.isEnabled && planned.audio!.encoding == nil)
         #expect(!planned.leftOut.contains { $0.path == "phone.mov" && $0.streamIndex == 0 })
         #expect(planned.tracks.count == 3 && planned.mix == nil)
         // Ending with the output: here the 4 s soundtrack's.
@@ -276,12 +276,12 @@ struct OriginalAudioPlannerTests {
         let planned = try plan(.mixed(level: -12), audio: AudioOptions(offset: 1), end: .video)
         let mix = try #require(planned.mix)
         #expect(mix.level == -12 && mix.original.path == "phone.mov" && planned.originalAudio == nil)
-        #expect(planned.audio.encoding?.reason == "mixed with the video's own audio at -12.0 dB")
+        #expect(planned.audio!.encoding?.reason == "mixed with the video's own audio at -12.0 dB")
         // One track over the whole output, though the soundtrack starts at 1 s and stops at 5 s.
-        #expect(planned.audio.sourceStart == .zero() && planned.audio.end == TimelinePlannerTests.videoEnd)
+        #expect(planned.audio!.sourceStart == .zero() && planned.audio!.end == TimelinePlannerTests.videoEnd)
         // One encoded span to the end: no held frame on a sound track.
-        #expect(planned.audio.spans.map(\.decision) == [.encode])
-        #expect(planned.audio.spans.first?.end == TimelinePlannerTests.videoEnd)
+        #expect(planned.audio!.spans.map(\.decision) == [.encode])
+        #expect(planned.audio!.spans.first?.end == TimelinePlannerTests.videoEnd)
         #expect(planned.tracks.count == 2)
         #expect(!planned.leftOut.contains { $0.path == "phone.mov" && $0.streamIndex == 0 })
     }

@@ -97,14 +97,14 @@ struct UnnamedCodecTests {
         let seconds = Double(file.movieDuration) / Double(file.movieTimescale)
         #expect(abs(seconds - 1.024) < 0.001)
         guard Self.isFFmpeg5 else {
-            #expect(report.audio.codec == "aac" && report.audio.encoding?.sourceCodec == "pcm_f32le")
+            #expect(report.audio!.codec == "aac" && report.audio!.encoding?.sourceCodec == "pcm_f32le")
             return
         }
         let sourceFile = try MP4File(path: Self.fpcm)
         let source = try #require(sourceFile.audioTracks.first)
         let (sourceEntry, sourceSamples) = try Self.entryAndSamples(source, in: sourceFile)
         let (copiedEntry, copiedSamples) = try Self.entryAndSamples(copy, in: file)
-        #expect(copy.sampleFormat == "fpcm" && report.audio.codec == "fpcm" && report.audio.encoding == nil)
+        #expect(copy.sampleFormat == "fpcm" && report.audio!.codec == "fpcm" && report.audio!.encoding == nil)
         #expect(copiedEntry == sourceEntry, "the sample entry changed")
         #expect(copiedSamples == sourceSamples && copy.timeToSample == source.timeToSample)
         #expect(copy.mediaTimescale == 8000 && Self.presentationTimes(copy) == Self.presentationTimes(source))

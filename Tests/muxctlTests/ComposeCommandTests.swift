@@ -32,6 +32,23 @@ struct ComposeCommandTests {
         #expect(clips.compactMap { number($0["start"]) } == [0, 3])
     }
 
+    @Test("clips without sound and no soundtrack: the video alone, and the summary and --json say there is no audio")
+    func noSound() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.output("silent.mp4")
+        let source = MuxCtl.fixture("h264_26s_2fps.mp4")
+        let result = try await MuxCtl.run(["compose", output, "--clip", "\(source)@20-", "--clip", "\(source)@10-20"])
+        #expect(result.exited && result.status == 0, "\(result)")
+        #expect(result.stdout.contains("wrote \(output): 16.000 s"), "\(result)")
+        #expect(result.stdout.contains("  audio: none (no clip has sound, and no soundtrack was given)"), "\(result)")
+        let json = try await MuxCtl.run(["compose", output, "--clip", "\(source)@20-", "--clip", "\(source)@10-20", "--json", "-y"])
+        #expect(json.exited && json.status == 0, "\(json)")
+        let report = try #require(jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(json)")
+        #expect(report["audio"] == nil && report["video"] != nil, "\(report)")
+        #expect(scratch.outputFolder == ["silent.mp4"])
+    }
+
     @Test("a keyframe cut that cannot copy is one line naming the clip, exit status 2 (an option's), nothing written")
     func refusedCut() async throws {
         let scratch = try Scratch()

@@ -131,7 +131,11 @@ public enum BatchReportPage {
         if let merge = job.merge {
             rows.append(("duration", "\(fixedPoint(merge.duration, decimals: 3)) s (\(merge.trim))"))
             rows.append(("video track", "\(merge.video.codec), \(fixedPoint(merge.video.duration, decimals: 3)) s, \(merge.video.how)"))
-            rows.append(("audio track", "\(merge.audio.codec), \(fixedPoint(merge.audio.duration, decimals: 3)) s, \(merge.audio.how)"))
+            if let audio = merge.audio {
+                rows.append(("audio track", "\(audio.codec), \(fixedPoint(audio.duration, decimals: 3)) s, \(audio.how)"))
+            } else {
+                rows.append(("audio track", "none: no clip has sound, and no soundtrack was given"))
+            }
             if let original = merge.originalAudio {
                 rows.append(("original audio", "\(original.codec), \(fixedPoint(original.duration, decimals: 3)) s, \(original.how)"))
             }

@@ -40,9 +40,10 @@ public struct Composition: Sendable, Equatable {
         /// its start and keeps every frame shown before its end. The clips
         /// are copied where every cut falls where a copy can start and stop
         /// (at keyframes) and every clip's video agrees with the first's;
-        /// otherwise every clip is encoded, as the first clip's video would
-        /// be, and the plan says why (encoding only the partial GOPs at a
-        /// cut is not made yet).
+        /// otherwise the partial GOPs at cuts inside GOPs are encoded where
+        /// the first clip's video allows it (H.264 in avc1, HEVC in hvc1;
+        /// see `CutEncoding`), and every clip is encoded, as the first
+        /// clip's video would be, where it does not; the plan says why.
         case exact
         /// Copy only: a start moves back to the keyframe shown at or before
         /// it, an end forward to the next keyframe (or the end of the clip),

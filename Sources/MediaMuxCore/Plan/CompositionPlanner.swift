@@ -133,8 +133,10 @@ extension MergePlanner {
         var video = try videoTrack(of: landed, encoding: encoding, cutEncoding: decided.cutEncoding)
         let total = video.end
 
-        // The sound: a soundtrack laid over the whole, as a merge lays one over a video, or the clips' own.
-        var audio: MergePlan.Track
+        // The sound: a soundtrack laid over the whole, as a merge lays one over a video, or the clips' own; none when
+        // there is no soundtrack and no clip has sound.
+        var audio: MergePlan.Track?
+        var soundWarnings: [String] = []
         var end = total
         var endReason = MergePlan.EndReason.clipsEnd
         var leftOut: [MergePlan.LeftOut] = []
@@ -145,29 +147,36 @@ extension MergePlanner {
             let placed = try Self.placeSoundtrack(
                 Self.track(stream, in: soundtrack, role: .soundtrack, keepsMetadata: options.keepsMetadata), beside: video,
                 options: options, output: output)
-            audio = placed.0
+            var laid = placed.0
             let ending = placed.1
             if case .mixed(let level) = options.originalAudio {
                 // The clips' own sound under the soundtrack: one track from the output's start to its end, silent where neither plays.
                 var plain = options
                 plain.audio = AudioOptions()
-                let original = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio)
-                mix = MergePlan.Mix(original: original, level: level)
-                audio.sourceStart = .zero()
-                audio.end = ending.end
+                if let original = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio) {
+                    mix = MergePlan.Mix(original: original, level: level)
+                    laid.sourceStart = .zero()
+                    laid.end = ending.end
+                } else {
+                    soundWarnings.append("no clip has sound to mix under the soundtrack; the soundtrack plays alone")
+                }
             }
             if let encoding = try audioEncoding(
                 for: stream, in: container, options: options.audio, repeating: ending.loop != nil, mixingLevel: mix?.level, output: output) {
                 try Self.checkUnread(stream, of: soundtrack.path, yet: ("encoded (\(encoding.reason))", "MergeOptions.audio"))
-                try Self.check(fadesOf: encoding.effects, playing: audio.end - audio.sourceStart, path: soundtrack.path)
-                audio = Self.encoded(audio, as: encoding)
+                try Self.check(fadesOf: encoding.effects, playing: laid.end - laid.sourceStart, path: soundtrack.path)
+                laid = Self.encoded(laid, as: encoding)
             }
-            audio.spans = Self.spans(of: audio, loop: ending.loop, reason: audio.encoding?.reason ?? "copied")
+            laid.spans = Self.spans(of: laid, loop: ending.loop, reason: laid.encoding?.reason ?? "copied")
+            audio = laid
             end = ending.end
             endReason = ending.reason
             leftOut = soundtrack.streams.filter { $0.index != stream.index }.map { Self.leftOut($0, in: soundtrack, soundtrackElsewhere: false) }
         } else {
             audio = try ownSound(of: landed, total: total, container: container, options: options, output: output)
+            if audio == nil, options.audio != AudioOptions() {
+                soundWarnings.append("no clip has sound and no soundtrack is given: the audio options have nothing to change")
+            }
         }
         // The clips' own sound kept beside the soundtrack, as a merge keeps a video's: a second track, off until chosen,
         // copied where it can be, as it is (the soundtrack's level options are not its).
@@ -175,10 +184,13 @@ extension MergePlanner {
         if soundtrack != nil, options.originalAudio == .kept {
             var plain = options
             plain.audio = AudioOptions()
-            var kept = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio)
-            kept.end = min(kept.end, end)
-            kept.spans = Self.cut(kept.spans, at: end)
-            original = kept
+            if var kept = try ownSound(of: landed, total: total, container: container, options: plain, output: output, role: .originalAudio) {
+                kept.end = min(kept.end, end)
+                kept.spans = Self.cut(kept.spans, at: end)
+                original = kept
+            } else {
+                soundWarnings.append("no clip has sound to keep beside the soundtrack; none is kept")
+            }
         }
         // The clips' other streams, each file once: with a soundtrack their sound too; without, all but the first audio stream.
         var listed: Set<String> = []
@@ -206,16 +218,17 @@ extension MergePlanner {
             : RotationDecision(
                 degrees: first.stream.rotation, reason: first.stream.rotation == 0 ? "upright as recorded" : "the clips' own display rotation, copied")
         return MergePlan(
-            outputPath: output, container: container, overwrite: options.overwrite, tracks: [video, audio] + (original.map { [$0] } ?? []),
+            outputPath: output, container: container, overwrite: options.overwrite,
+            tracks: [video] + (audio.map { [$0] } ?? []) + (original.map { [$0] } ?? []),
             mix: mix, end: end,
             endReason: endReason, rotation: rotation,
             movieHeader: fragmented ? .fragmented(longest: Self.longestFragment) : Self.movieHeader(
-                faststart: options.faststart, video: video, audio: [audio] + (original.map { [$0] } ?? []),
+                faststart: options.faststart, video: video, audio: (audio.map { [$0] } ?? []) + (original.map { [$0] } ?? []),
                 metadataBytes: first.info.metadataBytes + metadata.boxes.byteCount, end: end, inputBytes: outputFacts.inputBytes),
             // From fragments: FFmpeg's muxer would keep an entry for every sample of every clip.
             sampleTables: encoding == nil && !fragmented && container == .mp4 ? .fromFragments(longest: Self.longestFragment) : .muxer,
             movieTimescale: Self.movieTimescale, interleaveWindow: Self.interleaveWindow, metadata: metadata, leftOut: leftOut,
-            warnings: [encoding == nil ? Self.unusedEncodingOptions(unused, copied: rotation) : nil].compactMap { $0 })
+            warnings: [encoding == nil ? Self.unusedEncodingOptions(unused, copied: rotation) : nil].compactMap { $0 } + soundWarnings)
     }
 
     /// Where every clip's cuts land and what fills each: copied, the
@@ -532,12 +545,14 @@ extension MergePlanner {
     /// The clips' own sound as the composition's audio: one clip's copied
     /// as a merge would copy it (or encoded where it must be), several
     /// decoded and encoded as one track, each clip's from its start to its
-    /// end, silence where a clip has none.
+    /// end, silence where a clip has none; nil when no clip has sound.
     func ownSound(
         of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String,
         role: MergePlan.Track.Role = .soundtrack
-    ) throws -> MergePlan.Track {
-        var audio = try ownSoundTrack(of: clips, total: total, container: container, options: options, output: output, role: role)
+    ) throws -> MergePlan.Track? {
+        guard var audio = try ownSoundTrack(of: clips, total: total, container: container, options: options, output: output, role: role) else {
+            return nil
+        }
         audio.isEnabled = role != .originalAudio
         return audio
     }
@@ -545,7 +560,7 @@ extension MergePlanner {
     private func ownSoundTrack(
         of clips: [LandedClip], total: MediaTime, container: MergePlan.Container, options: MergeOptions, output: String,
         role: MergePlan.Track.Role
-    ) throws -> MergePlan.Track {
+    ) throws -> MergePlan.Track? {
         // A clip's sound, when it plays during the clip: on the file's timeline, the clip lies after its video's start.
         func sound(of clip: LandedClip) -> StreamInfo? {
             guard let stream = clip.clip.info.audioStreams.first, let start = stream.start, let end = stream.end else { return nil }
@@ -553,10 +568,7 @@ extension MergePlanner {
             return end > videoStart + clip.start && start < videoStart + clip.end ? stream : nil
         }
         let sounding = clips.compactMap { clip in sound(of: clip).map { (clip, $0) } }
-        guard let (firstClip, firstStream) = sounding.first else {
-            throw MediaMuxError.invalidOption(option: "Composition.soundtrack", message:
-                "none of the clips has sound, and no soundtrack is given; give one (a composition without sound is not made yet)")
-        }
+        guard let (firstClip, firstStream) = sounding.first else { return nil }
         func placed(_ clip: LandedClip, _ stream: StreamInfo) throws -> MergePlan.Track {
             do {
                 try Self.checkUnread(stream, of: clip.clip.info.path)

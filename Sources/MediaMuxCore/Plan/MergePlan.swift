@@ -462,17 +462,25 @@ public struct MergePlan: Sendable, Equatable {
         get { tracks[index(of: .video)] }
         set { tracks[index(of: .video)] = newValue }
     }
-    /// The soundtrack: a merge always has one.
-    public internal(set) var audio: Track {
-        get { tracks[index(of: .soundtrack)] }
-        set { tracks[index(of: .soundtrack)] = newValue }
+    /// The soundtrack: a merge always has one; nil for a composition
+    /// without sound (no soundtrack, and no clip with sound of its own) and
+    /// for a preview clip of a video without sound.
+    public internal(set) var audio: Track? {
+        get { track(.soundtrack) }
+        set {
+            guard let at = tracks.firstIndex(where: { $0.role == .soundtrack }) else {
+                if let newValue { tracks.insert(newValue, at: min(1, tracks.count)) }
+                return
+            }
+            if let newValue { tracks[at] = newValue } else { tracks.remove(at: at) }
+        }
     }
     /// The video's own audio, kept as a second audio track, disabled; nil when it is not kept.
     public var originalAudio: Track? { track(.originalAudio) }
 
     /// The place of the track with `role` among `tracks`, as the muxer numbers its streams.
     package func index(of role: Track.Role) -> Int {
-        // Plans come from the planner alone, which gives every merge a video and a soundtrack.
+        // Plans come from the planner alone, which gives every plan a video; a role asked for is one the plan has.
         tracks.firstIndex { $0.role == role } ?? tracks.startIndex
     }
 }

@@ -117,8 +117,10 @@ public struct MergeReport: Sendable, Equatable {
     public var rotation: RotationDecision
     /// The video track, copied.
     public var video: Track
-    /// The soundtrack: copied, or encoded as its `encoding` says.
-    public var audio: Track
+    /// The soundtrack: copied, or encoded as its `encoding` says. A merge
+    /// always has one; nil for a composition without sound (no soundtrack,
+    /// and no clip with sound of its own).
+    public var audio: Track?
     /// The video's own audio, kept as a second audio track that players leave off until chosen.
     public var originalAudio: Track?
     /// The output file's size in bytes.
@@ -165,7 +167,7 @@ public struct MergeReport: Sendable, Equatable {
     ///   - endReason: What decided the end.
     ///   - rotation: The rotation written, and why.
     ///   - video: The video track.
-    ///   - audio: The soundtrack.
+    ///   - audio: The soundtrack; nil for a composition without sound.
     ///   - fileBytes: The output's size in bytes.
     ///   - elapsed: How long the merge took.
     ///   - movieHeader: Where the movie header went.
@@ -174,7 +176,7 @@ public struct MergeReport: Sendable, Equatable {
     ///   - leftOut: The input streams not copied.
     public init(
         output: String, duration: MediaTime, endReason: MergePlan.EndReason, rotation: RotationDecision,
-        video: Track, audio: Track, fileBytes: Int, elapsed: Duration, movieHeader: MergePlan.MovieHeaderPlacement,
+        video: Track, audio: Track?, fileBytes: Int, elapsed: Duration, movieHeader: MergePlan.MovieHeaderPlacement,
         warnings: [String] = [], keptMetadata: [String] = [], leftOut: [MergePlan.LeftOut] = []
     ) {
         self.output = output
@@ -197,7 +199,7 @@ extension MergeReport {
     init(plan: MergePlan, execution: PlanExecution) {
         self.init(
             output: plan.outputPath, duration: plan.end, endReason: plan.endReason, rotation: plan.rotation,
-            video: execution.tracks[plan.index(of: .video)], audio: execution.tracks[plan.index(of: .soundtrack)],
+            video: execution.tracks[plan.index(of: .video)], audio: plan.audio.map { _ in execution.tracks[plan.index(of: .soundtrack)] },
             fileBytes: execution.fileBytes, elapsed: execution.elapsed, movieHeader: plan.movieHeader, warnings: execution.warnings,
             keptMetadata: plan.metadata.kept, leftOut: plan.leftOut)
         originalAudio = plan.originalAudio.map { _ in execution.tracks[plan.index(of: .originalAudio)] }
