@@ -95,7 +95,11 @@ struct RuntimeTests {
 
     /// Damage MediaMux handles (a video frame that does not decode, left
     /// out of a re-framed video) is one warning naming the file and what
-    /// was skipped; the decoder's own complaints are at debug.
+    /// was skipped; none of FFmpeg's own complaints about it ("Invalid NAL
+    /// unit size") reaches the caller's logger above debug. (The decoder
+    /// complains on its frame threads, which carry no logger; MP4 inputs
+    /// are read without the demuxer's parser, which complained on the
+    /// caller's thread.)
     @Test func handledDamageIsOneWarning() async throws {
         let folder = try TemporaryFolder()
         let damaged = try Fixtures.withADamagedLastFrame(in: folder)
@@ -105,8 +109,7 @@ struct RuntimeTests {
             video: damaged, audio: Fixtures.path("aac_7s.m4a"), output: folder.path("o.mp4"), options: MergeOptions(orientation: .portrait))
         let warnings = recorder.all.filter { $0.level >= .warning }
         #expect(warnings.map(\.message) == ["\(damaged): 1 damaged video frame could not be decoded and was left out"])
-        // The decoder's complaint (the parser's, splitting the packet, comes first), at debug.
-        #expect(recorder.all.contains { $0.source == "ffmpeg" && $0.level == .debug && $0.message.contains("Invalid NAL unit size") }, "\(recorder.all.map(\.message))")
+        #expect(!recorder.all.contains { $0.message.contains("Invalid NAL unit size") && $0.level > .debug })
     }
 
     /// A merge's warnings come back in its report and go to the logger too.

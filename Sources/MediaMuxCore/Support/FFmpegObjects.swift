@@ -45,6 +45,12 @@ package final class DemuxerHandle {
         }
         context = opened
         let infoCode = needsStreamInfo ? Self.findStreamInfo(context) : 0
+        // An MP4/MOV whose sample entries describe every stream hands out
+        // whole samples with the times, sizes and sync flags of its tables:
+        // FFmpeg's parsers (the mov demuxer asks for H.264's and others')
+        // would only re-read every packet, a quarter of a copy's work, and
+        // drop the flags its sdtp box gives (disposable samples).
+        if isQuickTimeFamily, infoCode >= 0, !needsStreamInfo { context.pointee.flags |= AVFMT_FLAG_NOPARSE }
         // Every property is set by now, so a throw still runs deinit, which closes the context.
         if infoCode < 0 {
             if cancellation.isRaised { throw MediaMuxError.cancelled(path: path) }
