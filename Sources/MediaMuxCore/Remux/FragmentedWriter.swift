@@ -22,7 +22,7 @@ internal import CFFmpeg
 /// length from its samples' durations. Those durations then add up to the
 /// time the track is presented: the frame on screen at the end lasts only
 /// until it, a frame shown after the end (kept because a frame before it
-/// refers to it) takes no time, and the last sample lasts until the end
+/// refers to it) takes one tick, and the last sample lasts until the end
 /// (a held last frame included). The decode times after a shortened frame
 /// move earlier by what it loses; the presentation times stay. A video's
 /// composition offsets stay positive, with the start edit for its reorder
