@@ -7,7 +7,7 @@ import Testing
 /// preview clip plays far enough to report its duration and size, shows its
 /// first picture as a poster until played, every contact sheet loads, and
 /// the page refers to nothing outside its folder.
-@Suite(.tags(.browser), .skippedByTag)
+@Suite(.tags(.browser), .skippedByTag, .offTheCooperativePool)
 struct BatchReportPageTests {
     /// Loads the report in a frame and lists what the browser made of each
     /// image and video in it.

@@ -7,7 +7,7 @@ import TestSupport
 
 /// What a browser shows first: Chromium's first picture of each output is
 /// its first picture of the source. Chromium plays H.264, not HEVC here.
-@Suite(.tags(.browser), .skippedByTag)
+@Suite(.tags(.browser), .skippedByTag, .offTheCooperativePool)
 struct BrowserFirstFrameTests {
     /// For each file: the frame index its first picture shows (the binary
     /// columns of the frame-index fixtures) and a hash of its pixels.

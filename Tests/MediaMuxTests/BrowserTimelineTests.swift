@@ -7,7 +7,7 @@ import Testing
 /// What headless Chromium makes of transcoded, looped, moved and held
 /// outputs: the duration it reports, to the millisecond, and for a held last
 /// frame the picture it shows past the video's own end.
-@Suite(.tags(.browser), .skippedByTag)
+@Suite(.tags(.browser), .skippedByTag, .offTheCooperativePool)
 struct BrowserTimelineTests {
     /// One video element per file and per seek (headless Chromium leaves a
     /// second seek of one element unfinished): a line with the duration, or

@@ -19,7 +19,7 @@ private let underSanitizer = true
 private let underSanitizer = false
 #endif
 
-@Suite struct CompositionTests {
+@Suite(.offTheCooperativePool) struct CompositionTests {
     /// The compositions' blocking work runs on threads of the suite's own,
     /// not on the process-wide pool: under the sanitizers an HEVC cut takes
     /// minutes there, and the downloads tested beside it, which hash and
@@ -221,9 +221,9 @@ private let underSanitizer = false
     /// to their own source frame than to its neighbours. Returns the frames.
     private func checkFrames(
         of video: MP4File.Track, from sourceTrack: MP4File.Track, ranges: [Range<Int64>], copied: [Range<Int>]
-    ) async throws -> [TrackDecoder.Frame] {
-        let frames = try await TrackDecoder.framesOffThePool(of: video, keepingLuma: true)
-        let sourceFrames = try await TrackDecoder.framesOffThePool(of: sourceTrack, keepingLuma: true)
+    ) throws -> [TrackDecoder.Frame] {
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
         let wanted = zip(ranges, copied).flatMap { range, copied in range.map { (Int($0), copied.contains(Int($0))) } }
         #expect(frames.count == wanted.count)
         for (index, (frame, (source, copied))) in zip(frames, wanted).enumerated() {
@@ -297,7 +297,7 @@ private let underSanitizer = false
         #expect(video.sampleCount == index)
         #expect(encodedSamples == 117)
 
-        let frames = try await checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<100, 100..<103, 50..<100, 0..<0, 100..<150])
+        let frames = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<100, 100..<103, 50..<100, 0..<0, 100..<150])
         // Each clip's first frame shown where the clips before it end.
         let start = video.presentedStart
         var place = 0
@@ -409,7 +409,7 @@ private let underSanitizer = false
         }
         #expect(video.sampleCount == 319)
 
-        _ = try await checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<110, 100..<150, 0..<49, 0..<49])
+        _ = try checkFrames(of: video, from: sourceTrack, ranges: ranges, copied: [50..<110, 100..<150, 0..<49, 0..<49])
     }
 
     /// A real iPhone clip (HEVC Main 10 HLG, B-frames, open GOPs, a 90°
@@ -435,12 +435,12 @@ private let underSanitizer = false
 
         // The frames from the one on screen at 0.5 s of the clip's timeline on, each the source's.
         let sourceTrack = try #require(try MP4File(path: source).videoTracks.first)
-        let sourceFrames = try await TrackDecoder.framesOffThePool(of: sourceTrack, keepingLuma: true)
+        let sourceFrames = try TrackDecoder.frames(of: sourceTrack, keepingLuma: true)
         let scale = Double(sourceTrack.mediaTimescale)
         let shown = sourceFrames.filter { $0.time >= sourceTrack.presentedStart }
         let first = try #require(shown.lastIndex { Double($0.time - sourceTrack.presentedStart) / scale <= 0.5 })
         let expected = Array(shown[first...])
-        let frames = try await TrackDecoder.framesOffThePool(of: video, keepingLuma: true)
+        let frames = try TrackDecoder.frames(of: video, keepingLuma: true)
         #expect(frames.count == expected.count)
         // The copy begins at the first keyframe shown after the cut.
         let keyframe = try #require((0..<sourceTrack.sampleCount).first { sourceTrack.isSyncSample($0) && sourceTrack.compositionTimes[$0] > expected[0].time })
@@ -718,7 +718,7 @@ private let underSanitizer = false
 /// Compositions as players play them: the duration Chromium and GStreamer
 /// report, to the millisecond, and the picture Chromium shows inside a later
 /// clip, which must be the one its source shows at the same moment of the clip.
-@Suite(.tags(.browser, .gstreamer), .skippedByTag)
+@Suite(.tags(.browser, .gstreamer), .skippedByTag, .offTheCooperativePool)
 struct CompositionPlaybackTests {
     /// A fragmented composition (a smart cut of B-frame clips, their sound
     /// joined into one encoded track) ends where its file does for

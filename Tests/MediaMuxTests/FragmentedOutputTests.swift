@@ -12,6 +12,7 @@ import Testing
 /// what GStreamer, ffprobe and Chromium (from disk and through Media Source
 /// Extensions, from the test server on 127.0.0.1) make of it; and a writer
 /// that stops.
+@Suite(.offTheCooperativePool)
 struct FragmentedOutputTests {
     struct Job: Sendable {
         var video: String

@@ -9,7 +9,7 @@ import Testing
 /// box reader, probe, plan, a merge each way and frame decoding, with the
 /// contract checked (a failure names a file in MediaMux's own words and
 /// leaves nothing behind; a merge writes a file that probes again).
-@Suite(.tags(.heavy), .skippedByTag) struct FuzzCorpusTests {
+@Suite(.tags(.heavy), .skippedByTag, .offTheCooperativePool) struct FuzzCorpusTests {
     static let folders = ["seeds", "corpus", "regressions"]
 
     @Test(arguments: folders)

@@ -20,7 +20,7 @@ import TestSupport
 /// GStreamer 1.22 shows nothing of the iPhone clip once its edit is shorter
 /// than about a third of a second (the source with its own edit shortened
 /// fails alike), so the outputs here keep the video's whole length.
-@Suite(.tags(.gstreamer), .skippedByTag)
+@Suite(.tags(.gstreamer), .skippedByTag, .offTheCooperativePool)
 struct PlayerFirstFrameTests {
     @Test(arguments: DecodedFrameTests.videos)
     func gstreamerShowsTheSameFirstPictures(_ video: String) async throws {

@@ -12,7 +12,7 @@ import TestSupport
 /// source frame turned by the tests and scaled by libswscale's bicubic, so
 /// a sideways or upside-down picture fails), and the sides. One at a time:
 /// each encoder takes every core.
-@Suite(.serialized, .tags(.heavy), .skippedByTag)
+@Suite(.serialized, .tags(.heavy), .skippedByTag, .offTheCooperativePool)
 struct ReframeTests {
     static let phone = Fixtures.path("phone_portrait_h264_aac.mp4")
     static let song = Fixtures.path("aac_7s.m4a")

@@ -10,7 +10,7 @@ import TestSupport
 /// the samples' count, bytes and times, each span placed at the sum of the
 /// durations before it, the track ending exactly at its end, and the
 /// pictures of each span those of its own source's range.
-@Suite(.tags(.heavy), .skippedByTag)
+@Suite(.tags(.heavy), .skippedByTag, .offTheCooperativePool)
 struct SpanSequenceTests {
     /// Runs the ffmpeg CLI for fixtures.
     private func makeFixtures(_ steps: [[String]]) throws {

@@ -10,8 +10,21 @@ final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var stopping = false
 
+    /// The name its thread carries, for a test to see where it runs.
+    static let threadName = "own-executor"
+
     init() {
-        Thread { [self] in run() }.start()
+        Thread { [self] in
+            // Named from the thread itself: Foundation on Linux names only the thread it runs on.
+            Thread.current.name = Self.threadName
+            run()
+        }.start()
+    }
+
+    /// The name of the thread this is called on, as the kernel has it
+    /// (Foundation's `Thread.current` is not for async code).
+    static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

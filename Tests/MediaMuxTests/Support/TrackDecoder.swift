@@ -178,22 +178,3 @@ struct TrackDecoder {
         return packed
     }
 }
-
-extension TrackDecoder {
-    /// `frames(of:keepingLuma:)` on a thread of its own, awaited without
-    /// holding one of Swift's cooperative threads: decoding a long or 10-bit
-    /// track takes minutes under the sanitizers, and two such decodes on
-    /// the two threads of a 2-core runner held back every other test's
-    /// continuations (downloads past their 3-minute limits).
-    static func framesOffThePool(of track: MP4File.Track, keepingLuma: Bool = false) async throws -> [Frame] {
-        let box: @Sendable () throws -> UncheckedFrames = { UncheckedFrames(frames: try frames(of: track, keepingLuma: keepingLuma)) }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedFrames, any Error>) in
-            Thread { continuation.resume(with: Result { try box() }) }.start()
-        }.frames
-    }
-
-    /// Frames handed from the decoding thread to the waiting task, which owns them from then on.
-    private struct UncheckedFrames: @unchecked Sendable {
-        var frames: [Frame]
-    }
-}
