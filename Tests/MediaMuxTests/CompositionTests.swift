@@ -11,14 +11,6 @@ import TestSupport
 /// join, each clip's first picture at the sum of the lengths before it,
 /// the pictures those of each clip's range, and the track and the sound
 /// ending exactly at the sum of the clips.
-#if MEDIAMUX_SANITIZER_THREAD || MEDIAMUX_SANITIZER_ADDRESS
-/// Under a sanitizer the HEVC cuts' x265 encodes and 10-bit decodes take
-/// minutes; they run in the plain suite (Debian 12), not in the sanitized ones.
-private let underSanitizer = true
-#else
-private let underSanitizer = false
-#endif
-
 @Suite(.offTheCooperativePool) struct CompositionTests {
     /// The compositions' blocking work runs on threads of the suite's own,
     /// not on the process-wide pool: under the sanitizers an HEVC cut takes
@@ -368,7 +360,7 @@ private let underSanitizer = false
     /// the one hvcC; the CRA's leading picture, which references the GOP
     /// before it, is encoded with the frames before it and left out of the
     /// copy, which begins at the CRA made a splice point.
-    @Test(.disabled(if: underSanitizer, "minutes of x265 and 10-bit decoding under a sanitizer; run in the plain suite"))
+    @Test
     func anExactCutInsideAnHEVCOpenGOPEncodesTheFramesBeforeItsKeyframe() async throws {
         let folder = try TemporaryFolder()
         let source = TestMedia.fixture("hevc_hlg10_opengop_aac.mp4")
@@ -416,7 +408,7 @@ private let underSanitizer = false
     /// matrix, an edit list) cut inside its first GOP: the frames up to its
     /// CRA keyframe encoded by x265 under ids of their own, the rest copied
     /// from the CRA, made a splice point; the matrix kept.
-    @Test(Samples.required, .disabled(if: underSanitizer, "minutes of x265 and 10-bit decoding under a sanitizer; run in the plain suite"))
+    @Test(Samples.required)
     func aRealPhoneHEVCClipCutInsideAGOP() async throws {
         let folder = try TemporaryFolder()
         let source = Samples.path("iphone_hevc_rot90_bframes_editlist_nonsync_start.mp4")
