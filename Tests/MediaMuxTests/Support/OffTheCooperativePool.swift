@@ -1,7 +1,6 @@
-import Foundation
 import Testing
 
-/// Runs each test case of a suite on threads kept for such suites (an
+/// Runs each test case of a suite on a thread of its own (an
 /// `OwnThreadExecutor` preferred by the test's task and every child task it
 /// makes), not on Swift's cooperative threads.
 ///
@@ -15,11 +14,6 @@ import Testing
 /// 8 timeouts, each test passing in seconds alone). The libraries' own
 /// blocking work runs on NIO thread pools already; this keeps the tests'
 /// from starving the code under test.
-///
-/// The threads are as many as the cores, shared by every such test, as the
-/// cooperative pool was: with a thread for each test, a dozen decoders,
-/// encoders and browsers ran at once on 2 cores, and Chromium, slowed past
-/// its time budget, showed none of the pictures a test asked it for.
 struct OffTheCooperativePool: SuiteTrait, TestTrait, TestScoping {
     var isRecursive: Bool { true }
 
@@ -28,23 +22,22 @@ struct OffTheCooperativePool: SuiteTrait, TestTrait, TestScoping {
         testCase == nil ? nil : self
     }
 
-    /// Never stopped: the tests that prefer it run until the process ends.
-    static let executor = OwnThreadExecutor(threads: ProcessInfo.processInfo.activeProcessorCount)
-
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(Self.executor) { try await function() }
+        let executor = OwnThreadExecutor()
+        defer { executor.stop() }
+        try await withTaskExecutorPreference(executor) { try await function() }
     }
 }
 
 extension Trait where Self == OffTheCooperativePool {
-    /// Each test case runs on threads kept for such tests: see `OffTheCooperativePool`.
+    /// Each test case runs on a thread of its own: see `OffTheCooperativePool`.
     static var offTheCooperativePool: Self { OffTheCooperativePool() }
 }
 
 /// The trait does what it says: a test of a suite that carries it, and a
-/// child task that test makes, run on the executor's threads.
+/// child task that test makes, run on the executor's thread.
 @Suite(.offTheCooperativePool) struct OffTheCooperativePoolTests {
-    @Test func aTestAndItsChildTasksRunOnTheExecutorsThreads() async {
+    @Test func aTestAndItsChildTasksRunOnAThreadOfTheirOwn() async {
         #expect(OwnThreadExecutor.currentThreadName() == OwnThreadExecutor.threadName)
         async let child = OwnThreadExecutor.currentThreadName()
         #expect(await child == OwnThreadExecutor.threadName)

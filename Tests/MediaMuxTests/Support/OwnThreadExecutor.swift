@@ -1,9 +1,9 @@
 import Foundation
 
-/// A task executor with threads of its own (one unless told otherwise). A
-/// task that prefers it resumes as soon as it can run, even while Swift's
-/// cooperative threads are all busy with other tests' blocking work (which
-/// can hold a waiting task back for seconds).
+/// A task executor with a thread of its own. A task that prefers it resumes
+/// as soon as it can run, even while Swift's cooperative threads are all
+/// busy with other tests' blocking work (which can hold a waiting task back
+/// for seconds).
 final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     // `jobs` and `stopping` are guarded by `condition`.
     private let condition = NSCondition()
@@ -13,14 +13,12 @@ final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// The name its thread carries, for a test to see where it runs.
     static let threadName = "own-executor"
 
-    init(threads: Int = 1) {
-        for _ in 0..<max(1, threads) {
-            Thread { [self] in
-                // Named from the thread itself: Foundation on Linux names only the thread it runs on.
-                Thread.current.name = Self.threadName
-                run()
-            }.start()
-        }
+    init() {
+        Thread { [self] in
+            // Named from the thread itself: Foundation on Linux names only the thread it runs on.
+            Thread.current.name = Self.threadName
+            run()
+        }.start()
     }
 
     /// The name of the thread this is called on, as the kernel has it
@@ -37,11 +35,11 @@ final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Ends the threads once the jobs given so far have run.
+    /// Ends the thread once the jobs given so far have run.
     func stop() {
         condition.withLock {
             stopping = true
-            condition.broadcast()
+            condition.signal()
         }
     }
 
