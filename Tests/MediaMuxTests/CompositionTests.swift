@@ -12,16 +12,18 @@ import TestSupport
 /// the pictures those of each clip's range, and the track and the sound
 /// ending exactly at the sum of the clips.
 @Suite(.offTheCooperativePool) struct CompositionTests {
-    /// The compositions' blocking work runs on threads of the suite's own,
-    /// not on the process-wide pool: under the sanitizers an HEVC cut takes
-    /// minutes there, and the downloads tested beside it, which hash and
-    /// probe on that pool, ran past their 3-minute limits waiting for it.
-    static let pool: NIOThreadPool = {
+    /// The engine of this suite and of `CompositionPlaybackTests`. Its
+    /// blocking work runs on a pool of its own, not the process-wide one the
+    /// downloads tested beside it hash and probe on, so that minutes of HEVC
+    /// cuts under a sanitizer do not queue ahead of them. (The downloads'
+    /// timeouts in CI were the tests' own blocking on Swift's threads; see
+    /// `OffTheCooperativePool`.)
+    static let engine: MergeEngine = {
         let pool = NIOThreadPool(numberOfThreads: 2)
         pool.start()
-        return pool
+        return MergeEngine(runtime: MediaRuntime(threadPool: pool))
     }()
-    private let engine = MergeEngine(runtime: MediaRuntime(threadPool: CompositionTests.pool))
+    private let engine = CompositionTests.engine
 
     private func seconds(_ value: Int64, _ scale: Int64 = 1) -> MediaTime { MediaTime(value: value, timescale: scale) }
 
@@ -722,7 +724,7 @@ struct CompositionPlaybackTests {
             .init(TestMedia.fixture("h264_bframes_aac.mp4"), from: MediaTime(1), to: MediaTime(value: 5, timescale: 2)),
         ])
         composition.options.layout = .fragmented
-        let report = try await MergeEngine(runtime: MediaRuntime(threadPool: CompositionTests.pool)).compose(composition, output: .file(folder.path("composed.mp4")))
+        let report = try await CompositionTests.engine.compose(composition, output: .file(folder.path("composed.mp4")))
         #expect(report.duration == MediaTime(value: 53, timescale: 10))
         try FragmentedOutputTests.expectPlayersAgree(on: "composed.mp4", in: folder, end: 5.3)
     }
@@ -735,7 +737,7 @@ struct CompositionPlaybackTests {
         }
         let bframes = folder.path("bframes.mp4")
         try FileManager.default.copyItem(atPath: TestMedia.fixture("h264_bframes_aac.mp4"), toPath: bframes)
-        let engine = MergeEngine(runtime: MediaRuntime(threadPool: CompositionTests.pool))
+        let engine = CompositionTests.engine
         _ = try await engine.compose(Composition(clips: names.map { Composition.Clip(folder.path($0)) }), output: .file(folder.path("three.mp4")))
         _ = try await engine.compose(
             Composition(clips: [.init(bframes, from: MediaTime(value: 1, timescale: 2), to: MediaTime(value: 5, timescale: 2)), .init(bframes, from: MediaTime(1), to: MediaTime(3))], cut: .keyframe),
@@ -779,7 +781,7 @@ struct CompositionPlaybackTests {
         func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
         // Frames 15-109 (35 encoded, 60 copied from the CRA at 2 s), then 51-149 (49 encoded, 50 copied).
         let output = folder.path("hevc.mp4")
-        _ = try await MergeEngine(runtime: MediaRuntime(threadPool: CompositionTests.pool)).compose(
+        _ = try await CompositionTests.engine.compose(
             Composition(clips: [.init(source, from: at(15), to: at(110)), .init(source, from: at(51))]), output: .file(output))
         let discovered = try GStreamer.discoveredDuration(of: output)
         #expect(abs(discovered - 7.76) < 0.001, "GStreamer: it lasts \(discovered) s")
@@ -807,7 +809,7 @@ struct CompositionPlaybackTests {
         func at(_ frame: Int64) -> MediaTime { MediaTime(value: frame, timescale: 25) }
         // Frames 15-109 (35 encoded, 50 copied, 10 encoded), then 51-102 (49 encoded, 3 copied).
         let output = folder.path("smart.mp4")
-        _ = try await MergeEngine(runtime: MediaRuntime(threadPool: CompositionTests.pool)).compose(
+        _ = try await CompositionTests.engine.compose(
             Composition(clips: [.init(source, from: at(15), to: at(110)), .init(source, from: at(51), to: at(103))]), output: .file(output))
         // 1.82 s of the output is 2.42 s of the source, in the first clip's copied GOP.
         let (durations, pictures) = try BrowserTimelineTests.play([("smart.mp4", [1.82]), ("gop2s.mp4", [2.42, 2.46])], in: folder)
