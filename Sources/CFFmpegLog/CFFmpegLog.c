@@ -6,14 +6,18 @@
 
 #include <libavutil/log.h>
 
-// The one sink of the process and the most verbose level it wants, read on
-// FFmpeg's logging threads.
+// The one sink of the process, read on FFmpeg's logging threads, and the
+// most verbose level the call working on this thread wants (none: errors
+// only). A line no one asked for is dropped here, before it is formatted:
+// one verbose call costs nothing to the calls beside it.
 static _Atomic(CFFmpegLog_sink) sink = NULL;
-static atomic_int wanted_level = AV_LOG_ERROR;
+static _Thread_local int thread_level = AV_LOG_QUIET;
+
+static int is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 static void log_trampoline(void *logger, int level, const char *format, va_list arguments) {
     CFFmpegLog_sink current = atomic_load(&sink);
-    if (!current || level > atomic_load(&wanted_level)) {
+    if (!current || (level > AV_LOG_ERROR && level > thread_level)) {
         return;
     }
     char line[1024];
@@ -22,6 +26,20 @@ static void log_trampoline(void *logger, int level, const char *format, va_list 
     va_copy(copy, arguments);
     av_log_format_line2(NULL, level, format, copy, line, sizeof(line), &print_prefix);
     va_end(copy);
+    // Without the whitespace around it (FFmpeg ends lines with a newline,
+    // and continues some on the next call); an empty line is no line.
+    size_t end = strlen(line);
+    while (end > 0 && is_space(line[end - 1])) {
+        end -= 1;
+    }
+    line[end] = 0;
+    const char *text = line;
+    while (is_space(*text)) {
+        text += 1;
+    }
+    if (*text == 0) {
+        return;
+    }
     const AVClass *class = logger ? *(const AVClass **)logger : NULL;
     int category = 0;
     const char *name = NULL;
@@ -36,7 +54,7 @@ static void log_trampoline(void *logger, int level, const char *format, va_list 
             name = "parser";
         }
     }
-    current(logger, level, category, name, line);
+    current(logger, level, category, name, text);
 }
 
 void CFFmpegLog_install_sink(CFFmpegLog_sink new_sink) {
@@ -44,8 +62,8 @@ void CFFmpegLog_install_sink(CFFmpegLog_sink new_sink) {
     av_log_set_callback(log_trampoline);
 }
 
-void CFFmpegLog_raise_level(int level) {
-    int seen = atomic_load(&wanted_level);
-    while (level > seen && !atomic_compare_exchange_weak(&wanted_level, &seen, level)) {
-    }
+int CFFmpegLog_set_thread_level(int level) {
+    int previous = thread_level;
+    thread_level = level;
+    return previous;
 }

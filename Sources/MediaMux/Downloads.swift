@@ -153,6 +153,6 @@ extension MuxEngine {
 /// FFmpeg's answer for downloaded bodies the download module cannot
 /// recognise alone (Ogg, Matroska and other containers).
 let ffmpegAudioProbe: AudioProbe = { path, flag in
-    FFmpegMessages.listen(for: MediaRuntime.silentLogger)
+    FFmpegMessages.listen()
     return !(try Prober(cancellation: flag).probe(path: path).audioStreams.isEmpty)
 }

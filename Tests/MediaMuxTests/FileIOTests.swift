@@ -8,7 +8,7 @@ struct FileIOTests {
     @Test func roundTripAndShortReadAtTheEnd() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("data")
-        let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let bytes = SHA256Tests.pattern(count: 3 << 20)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(descriptor >= 0)
         defer { close(descriptor) }

@@ -15,8 +15,9 @@ typedef void (*CFFmpegLog_sink)(void *logger, int level, int category, const cha
 // Sets the sink (NULL for none) and makes FFmpeg log through it. Process-wide.
 void CFFmpegLog_install_sink(CFFmpegLog_sink sink);
 
-// Lines logged at levels up to `level` (AV_LOG_ERROR, AV_LOG_WARNING, ...)
-// reach the sink; the level only ever rises. Errors always do.
-void CFFmpegLog_raise_level(int level);
+// Lines this thread logs at levels up to `level` (AV_LOG_WARNING,
+// AV_LOG_DEBUG, ...; AV_LOG_QUIET, the default, for none) reach the sink, and
+// the previous level is returned. Errors reach it from every thread.
+int CFFmpegLog_set_thread_level(int level);
 
 #endif

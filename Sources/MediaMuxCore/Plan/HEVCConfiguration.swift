@@ -211,8 +211,11 @@ package enum HEVCParameterSets {
 /// cabac_zero_words) are taken off and written anew after the last bit: a
 /// field that grows by whole bytes leaves a slice's data byte-aligned as it was.
 struct BitString {
-    /// The payload's bits before its stop bit, one a byte.
-    private var bits: [UInt8]
+    /// The payload, emulation prevention taken out; its first `count` bits
+    /// are the fields, the rest its trailing bits.
+    private var bytes: [UInt8]
+    /// The bits before the stop bit.
+    private var count: Int
 
     enum Field {
         case fixed(Int, Int)
@@ -220,41 +223,95 @@ struct BitString {
     }
 
     init?(unit: [UInt8], header: Int) {
-        let payload = BitReader.unescaped(unit, from: header)
-        bits = payload.flatMap { byte in (0..<8).map { (byte >> (7 - UInt8($0))) & 1 } }
-        guard let stop = bits.lastIndex(of: 1) else { return nil }
-        bits.removeSubrange(stop...)
+        bytes = BitReader.unescaped(unit, from: header)
+        var last = bytes.count - 1
+        while last >= 0, bytes[last] == 0 { last -= 1 }
+        guard last >= 0 else { return nil }
+        count = last * 8 + 7 - bytes[last].trailingZeroBitCount
+    }
+
+    private init(writer: BitWriter) {
+        bytes = writer.bytes
+        count = writer.count
     }
 
     static func golombWidth(_ value: Int) -> Int { 2 * (Int.bitWidth - (value + 1).leadingZeroBitCount) - 1 }
 
     /// `count` bits at `position` replaced by `field`'s code.
-    func replacing(at position: Int, bits count: Int, with field: Field) -> BitString? {
-        guard position + count <= bits.count else { return nil }
-        var code: [UInt8]
+    func replacing(at position: Int, bits width: Int, with field: Field) -> BitString? {
+        guard position + width <= count else { return nil }
+        var writer = BitWriter(capacity: bytes.count + 2)
+        writer.append(bytes, bits: 0..<position)
         switch field {
-        case .fixed(let value, let width):
-            code = (0..<width).map { UInt8((value >> (width - 1 - $0)) & 1) }
+        case .fixed(let value, let bits):
+            writer.write(value, width: bits)
         case .golomb(let value):
             let word = value + 1
             let length = Int.bitWidth - word.leadingZeroBitCount
-            code = Array(repeating: 0, count: length - 1) + (0..<length).map { UInt8((word >> (length - 1 - $0)) & 1) }
+            writer.write(0, width: length - 1)
+            writer.write(word, width: length)
         }
-        var copy = self
-        copy.bits.replaceSubrange(position..<(position + count), with: code)
-        return copy
+        writer.append(bytes, bits: (position + width)..<count)
+        return BitString(writer: writer)
     }
 
     /// The NAL unit: `header`, then the payload with its stop bit and
     /// alignment zeros, emulation prevention put back.
     func unit(header: [UInt8]) -> [UInt8] {
-        var all = bits + [1]
-        while all.count % 8 != 0 { all.append(0) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(all.count / 8)
-        for start in stride(from: 0, to: all.count, by: 8) {
-            bytes.append(all[start..<(start + 8)].reduce(UInt8(0)) { $0 << 1 | $1 })
+        var writer = BitWriter(capacity: bytes.count + 1)
+        writer.append(bytes, bits: 0..<count)
+        writer.write(1, width: 1)
+        return header + BitReader.escaped(writer.bytes)
+    }
+}
+
+/// Bits written most significant first into bytes; the last byte's unused
+/// bits are zeros.
+private struct BitWriter {
+    private(set) var bytes: [UInt8] = []
+    private(set) var count = 0
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// The low `width` bits of `value`, the highest first.
+    mutating func write(_ value: Int, width: Int) {
+        var left = width
+        while left > 0 {
+            left -= 1
+            put(UInt8(truncatingIfNeeded: value >> left) & 1)
         }
-        return header + BitReader.escaped(bytes)
+    }
+
+    /// The bits of `source` in `range`: byte by byte where the source and
+    /// this writer are at the same place in a byte (a slice's data after a
+    /// field that grew by whole bytes), else bit by bit.
+    mutating func append(_ source: [UInt8], bits range: Range<Int>) {
+        var at = range.lowerBound
+        if at % 8 == count % 8 {
+            while at < range.upperBound, at % 8 != 0 {
+                put(Self.bit(source, at))
+                at += 1
+            }
+            let whole = (range.upperBound - at) / 8
+            if whole > 0 {
+                bytes.append(contentsOf: source[(at / 8)..<(at / 8 + whole)])
+                count += whole * 8
+                at += whole * 8
+            }
+        }
+        while at < range.upperBound {
+            put(Self.bit(source, at))
+            at += 1
+        }
+    }
+
+    private static func bit(_ source: [UInt8], _ at: Int) -> UInt8 {
+        (source[at / 8] >> UInt8(7 - at % 8)) & 1
+    }
+
+    private mutating func put(_ bit: UInt8) {
+        if count % 8 == 0 { bytes.append(0) }
+        bytes[bytes.count - 1] |= bit << UInt8(7 - count % 8)
+        count += 1
     }
 }

@@ -16,7 +16,7 @@ package func runFFmpeg<T: Sendable>(
 package func runFFmpeg<T: Sendable>(
     _ runtime: MediaRuntime, raising flag: CancellationFlag, _ body: @escaping @Sendable (CancellationFlag) throws -> T
 ) async throws -> T {
-    FFmpegMessages.listen(for: runtime.logger)
+    FFmpegMessages.listen()
     return try await runBlocking(on: runtime.threadPool, raising: flag) { flag in
         try FFmpegMessages.withLogger(runtime.logger) { try body(flag) }
     }
@@ -35,16 +35,22 @@ package enum FFmpegMessages {
     /// The logger of the call each pool thread is working for.
     private static let loggers = Locked<[UInt: Logger]>([:])
 
-    /// Installs the sink once, and asks FFmpeg for the lines `logger` shows.
-    package static func listen(for logger: Logger) {
+    /// Installs the sink, once: FFmpeg's errors are kept from then on.
+    package static func listen() {
         if !installed.exchange(true, ordering: .relaxed) { CFFmpegLog_install_sink(sink) }
-        CFFmpegLog_raise_level(ffmpegLevel(showing: logger.logLevel))
     }
 
+    /// Runs `body` with the lines this thread logs, at the levels `logger`
+    /// shows, going to `logger`. The level is the thread's own: FFmpeg
+    /// drops every other thread's lines before formatting them.
     static func withLogger<T>(_ logger: Logger, _ body: () throws -> T) rethrows -> T {
         let thread = currentThread()
         loggers.withLock { $0[thread] = logger }
-        defer { _ = loggers.withLock { $0.removeValue(forKey: thread) } }
+        let previous = CFFmpegLog_set_thread_level(ffmpegLevel(showing: logger.logLevel))
+        defer {
+            CFFmpegLog_set_thread_level(previous)
+            _ = loggers.withLock { $0.removeValue(forKey: thread) }
+        }
         return try body()
     }
 
@@ -60,8 +66,7 @@ package enum FFmpegMessages {
 
     private static let sink: CFFmpegLog_sink = { object, level, category, name, line in
         guard let line else { return }
-        let text = String(cString: line).trimmingWhitespace()
-        guard !text.isEmpty else { return }
+        let text = String(cString: line)
         if level <= AV_LOG_ERROR {
             let key = UInt(bitPattern: object)
             errors.withLock { lines in
