@@ -35,7 +35,7 @@ for sanitizer in "${@:-address thread}"; do
     skip=""
     if [ "$one" = thread ]; then skip="browser,gstreamer"; fi
     MEDIAMUX_SKIP_TAGS="${MEDIAMUX_SKIP_TAGS:-$skip}" swift test -Xswiftc -sanitize="$one" -Xswiftc -DMEDIAMUX_SANITIZER_"${one^^}" 2>&1 |
-      grep -v -e "unhandled; explicitly declare" -e "Cannot export local symbol"
+      grep --line-buffered -v -e "unhandled; explicitly declare" -e "Cannot export local symbol"
     echo "== $one: $((SECONDS - start)) s"
   done
 done

@@ -125,6 +125,26 @@ struct LibraryAPITests {
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.fraction <= $1.fraction })
     }
 
+    /// The tracks are written half a second at a time, the video's packets
+    /// of a window before the sound's, so the packet written last can be
+    /// earlier than one before it. A handler slow enough to be called for
+    /// every packet of the first window (each call takes the throttle's
+    /// interval) sees the video reach 0.47 s before the sound starts at 0:
+    /// the progress must stay at the furthest time written.
+    @Test func progressNeverGoesBackWhileTheTracksTakeTurns() async throws {
+        let folder = try TemporaryFolder()
+        let seen = Locked<[MergeProgress]>([])
+        _ = try await MergeEngine().merge(
+            video: Self.video, audio: Self.audio, output: folder.path("o.mp4"),
+            progress: { progress in
+                seen.withLock { $0.append(progress) }
+                if progress.written < MergePlanner.interleaveWindow { Thread.sleep(forTimeInterval: ProgressThrottle.interval.seconds) }
+            })
+        let written = seen.withLock { $0 }.map(\.written)
+        #expect(written.filter { $0 < MergePlanner.interleaveWindow }.count >= 30, "a call for nearly every packet of the first window")
+        #expect(zip(written, written.dropFirst()).allSatisfy { $0 <= $1 }, "\(written)")
+    }
+
     @Test func mergeAsASequenceOfEvents() async throws {
         let folder = try TemporaryFolder()
         var progress: [MergeProgress] = []

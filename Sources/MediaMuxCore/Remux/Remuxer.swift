@@ -45,6 +45,10 @@ package final class Remuxer {
     private let cancellation: CancellationFlag
     private let progress: (@Sendable (MergeProgress) -> Void)?
     private var throttle = ProgressThrottle()
+    /// The latest time written in any track: the progress. Tracks take
+    /// turns a window at a time, so a packet can be earlier than the one
+    /// before it in another track; the progress never goes back.
+    private var furthestWritten = MediaTime.zero()
     private let observing: PacketObserving?
     private var observer: (any PacketObserver)?
     private var warnings: [String] = []
@@ -338,8 +342,9 @@ package final class Remuxer {
             else { throw error }
             throw refusedPacket(index, at: MediaTime(ticks: pts, in: output), because: "FFmpeg: \(message)")
         }
+        furthestWritten = max(furthestWritten, MediaTime(ticks: dts, in: output))
         if let progress, throttle.isDue() {
-            progress(progressReport(written: MediaTime(ticks: dts, in: output)))
+            progress(progressReport(written: furthestWritten))
         }
     }
 

@@ -15,8 +15,12 @@ final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     init() {
         Thread { [self] in
-            // Named from the thread itself: Foundation on Linux names only the thread it runs on.
-            Thread.current.name = Self.threadName
+            // Named through the kernel, by the thread itself: Foundation's
+            // `Thread.current.name` on Linux names the thread only once
+            // `start()` has recorded it, which the new thread can outrun (it
+            // kept its creator's name under ThreadSanitizer), and Glibc's
+            // `pthread_setname_np` is not visible to Swift.
+            try? Self.threadName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             run()
         }.start()
     }
