@@ -54,10 +54,17 @@ struct AudioSamples {
     static func amplitude(at frequency: Double, in samples: ArraySlice<Float>, sampleRate: Int) -> Double {
         var real = 0.0
         var imaginary = 0.0
-        for (index, value) in samples.enumerated() {
-            let phase = 2 * .pi * frequency * Double(index) / Double(sampleRate)
-            real += Double(value) * cos(phase)
-            imaginary += Double(value) * sin(phase)
+        // Index loops over the buffer, here and below: a generic sequence
+        // (`enumerated()`) asks the runtime for metadata at every sample in
+        // a debug build, under one lock when ThreadSanitizer is on.
+        samples.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index < buffer.count {
+                let phase = 2 * .pi * frequency * Double(index) / Double(sampleRate)
+                real += Double(buffer[index]) * cos(phase)
+                imaginary += Double(buffer[index]) * sin(phase)
+                index += 1
+            }
         }
         return 2 * (real * real + imaginary * imaginary).squareRoot() / Double(max(samples.count, 1))
     }
@@ -65,13 +72,16 @@ struct AudioSamples {
     /// The frequency of a steady tone in Hz, from its rising zero crossings.
     static func frequency(_ samples: ArraySlice<Float>, sampleRate: Int) -> Double {
         var crossings: [Double] = []
-        var previous = samples.first ?? 0
-        for (offset, value) in samples.dropFirst().enumerated() {
-            if previous < 0 && value >= 0 {
-                // Between the two samples, where the line through them crosses zero.
-                crossings.append(Double(offset) + Double(-previous / (value - previous)))
+        samples.withUnsafeBufferPointer { buffer in
+            var index = 1
+            while index < buffer.count {
+                let (previous, value) = (buffer[index - 1], buffer[index])
+                if previous < 0 && value >= 0 {
+                    // Between the two samples, where the line through them crosses zero.
+                    crossings.append(Double(index - 1) + Double(-previous / (value - previous)))
+                }
+                index += 1
             }
-            previous = value
         }
         guard let first = crossings.first, let last = crossings.last, crossings.count > 1 else { return 0 }
         return Double(crossings.count - 1) * Double(sampleRate) / (last - first)
@@ -80,7 +90,15 @@ struct AudioSamples {
     /// Root mean square level in dBFS (a full-scale square wave is 0 dB).
     static func rmsDecibels(_ samples: ArraySlice<Float>) -> Double {
         guard !samples.isEmpty else { return -.infinity }
-        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        let power = samples.withUnsafeBufferPointer { buffer in
+            var sum = 0.0
+            var index = 0
+            while index < buffer.count {
+                sum += Double(buffer[index]) * Double(buffer[index])
+                index += 1
+            }
+            return sum
+        } / Double(samples.count)
         return 10 * log10(max(power, 1e-20))
     }
 
