@@ -237,7 +237,7 @@ struct BitString {
 
     static func golombWidth(_ value: Int) -> Int { 2 * (Int.bitWidth - (value + 1).leadingZeroBitCount) - 1 }
 
-    /// `count` bits at `position` replaced by `field`'s code.
+    /// The `width` bits at `position` replaced by `field`'s code.
     func replacing(at position: Int, bits width: Int, with field: Field) -> BitString? {
         guard position + width <= count else { return nil }
         var writer = BitWriter(capacity: bytes.count + 2)
