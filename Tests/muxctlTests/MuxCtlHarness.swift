@@ -73,10 +73,21 @@ enum MuxCtl {
         geteuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
     }
 
+    /// How long a run may take before it counts as hung and is killed. A
+    /// guard against hangs, not a measure of speed: under a sanitizer, on 2
+    /// cores, beside the suites that decode on threads of their own, a
+    /// fresh-clone run's `muxctl download` of a missing URL had printed its
+    /// error and not yet ended after 120 s.
+    #if MEDIAMUX_SANITIZER_ADDRESS || MEDIAMUX_SANITIZER_THREAD
+    static let hangsAfter: Double = 360
+    #else
+    static let hangsAfter: Double = 120
+    #endif
+
     /// Runs `muxctl` to completion (killed after `timeout` seconds).
     static func run(
         _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:],
-        launcher: [String] = [], timeout: Double = 120
+        launcher: [String] = [], timeout: Double = MuxCtl.hangsAfter
     ) async throws -> RunResult {
         try await launch(arguments, in: directory, environment: environment, launcher: launcher).finish(timeout: timeout)
     }
@@ -172,7 +183,7 @@ final class RunningMuxCtl: @unchecked Sendable {
     }
 
     /// Waits for exit and the end of both streams, killing the process after `timeout`.
-    func finish(timeout: Double = 120) async -> RunResult {
+    func finish(timeout: Double = MuxCtl.hangsAfter) async -> RunResult {
         await withCheckedContinuation { (continuation: CheckedContinuation<RunResult, Never>) in
             Thread.detachNewThread {
                 var timedOut = false
